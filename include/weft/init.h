@@ -1,0 +1,33 @@
+// Starting a job the way torch.distributed.init_process_group does.
+//
+// Where ranks find each other, in order of precedence:
+//   1. options.store: an existing Store (tests, embedding applications);
+//   2. options.init_method: "env://" (the default), "tcp://host:port" or "file:///path";
+// and for env:// the variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (Slurm's and
+// Open MPI's rank variables are read too). With tcp:// and env://, rank 0 serves the store
+// unless the launcher already does (weftrun and torchrun set WEFT_USE_AGENT_STORE /
+// TORCHELASTIC_USE_AGENT_STORE). One timeout bounds the whole rendezvous; a rank that never
+// arrives is named in the timeout error.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "weft/process_group.h"
+#include "weft/store.h"
+
+namespace weft {
+
+struct InitOptions {
+  std::string init_method;       // "" means "env://"
+  int rank = -1;                 // -1: from the environment
+  int world_size = -1;           // -1: from the environment
+  std::shared_ptr<Store> store;  // rendezvous through this store instead of init_method
+  std::chrono::milliseconds timeout{0};  // 0: WEFT_TIMEOUT
+  std::string group_name = "default";
+};
+
+std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options = {});
+
+}  // namespace weft

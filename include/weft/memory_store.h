@@ -1,0 +1,45 @@
+// MemoryStore — a Store held in this process's memory.
+//
+// For tests and for ranks that are threads of one process (the in-process test tier).
+// Thread-safe; blocking calls wait on a condition variable with the deadline.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "weft/store.h"
+
+namespace weft {
+
+namespace store {
+class KeyValueTable;
+}
+
+class MemoryStore final : public Store {
+ public:
+  MemoryStore();
+  ~MemoryStore() override;
+
+  void set(const std::string& key, const Bytes& value) override;
+  Bytes get(const std::string& key) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) override;
+  bool delete_key(const std::string& key) override;
+  bool check(const std::vector<std::string>& keys) override;
+  int64_t num_keys() override;
+  void wait(const std::vector<std::string>& keys, Duration timeout) override;
+  std::vector<Bytes> multi_get(const std::vector<std::string>& keys) override;
+  void multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) override;
+  using Store::wait;
+
+ private:
+  void wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
+                   Duration timeout, const char* op);
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::unique_ptr<store::KeyValueTable> table_;
+};
+
+}  // namespace weft

@@ -1,0 +1,47 @@
+// TcpStore — client of a TcpStoreServer (the rendezvous store of a job).
+//
+// One TCP connection, one request at a time (calls from several threads are serialized).
+// Blocking calls carry their timeout to the server, which answers "timeout" itself, so the
+// connection never holds a stale reply. A lost server fails every call with kPeerFailure.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "weft/store.h"
+
+namespace weft {
+
+class TcpStore final : public Store {
+ public:
+  // Connects to host:port, retrying refused connections until connect_timeout passes (the
+  // server may not be up yet).
+  TcpStore(const std::string& host, int port, Duration connect_timeout = kDefaultTimeout);
+  ~TcpStore() override;
+
+  void set(const std::string& key, const Bytes& value) override;
+  Bytes get(const std::string& key) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) override;
+  bool delete_key(const std::string& key) override;
+  bool check(const std::vector<std::string>& keys) override;
+  int64_t num_keys() override;
+  void wait(const std::vector<std::string>& keys, Duration timeout) override;
+  std::vector<Bytes> multi_get(const std::vector<std::string>& keys) override;
+  void multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) override;
+  using Store::wait;
+
+  const std::string& host() const { return host_; }
+  int port() const { return port_; }
+
+ private:
+  class Connection;
+
+  std::string host_;
+  int port_;
+  std::mutex mutex_;
+  std::unique_ptr<Connection> connection_;
+};
+
+}  // namespace weft

@@ -1,0 +1,93 @@
+#include "weft/init.h"
+
+#include "api/launch_environment.h"
+#include "core/communicator.h"
+#include "core/world.h"
+#include "util/log.h"
+#include "util/settings.h"
+#include "util/socket.h"
+#include "weft/error.h"
+#include "weft/file_store.h"
+#include "weft/tcp_store.h"
+#include "weft/tcp_store_server.h"
+
+namespace weft {
+
+namespace {
+
+ErrorContext init_context() { return ErrorContext{.op = "init_process_group"}; }
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw Error(ErrorCode::kInvalidArgument, message, init_context());
+}
+
+int resolve_count(int given, std::optional<int> from_environment, const char* what,
+                  const char* variable) {
+  if (given >= 0) return given;
+  if (from_environment) return *from_environment;
+  invalid(std::string("no ") + what + ": pass it, or set " + variable);
+}
+
+// A TCP store at host:port: served here by rank 0 unless a launcher already serves it.
+void connect_tcp_store(core::WorldOptions& world, const std::string& host, int port,
+                       bool serve_here) {
+  if (serve_here) {
+    TcpStoreServer::Options server_options;
+    server_options.port = port;
+    world.store_server = std::make_unique<TcpStoreServer>(server_options);
+    util::log_info("rank 0 serves the store on port " + std::to_string(port));
+  }
+  world.store = std::make_shared<TcpStore>(host, port, world.timeout);
+  world.route_hint = host;
+}
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
+  api::LaunchEnvironment environment = api::read_launch_environment();
+  core::WorldOptions world;
+  world.rank = resolve_count(options.rank, environment.rank, "rank", "RANK");
+  world.size = resolve_count(options.world_size, environment.world_size, "world size",
+                             "WORLD_SIZE");
+  if (world.size < 1 || world.rank >= world.size) {
+    invalid("rank " + std::to_string(world.rank) + " is not in a world of size " +
+            std::to_string(world.size));
+  }
+  world.timeout = options.timeout.count() > 0 ? options.timeout
+                                              : util::setting_duration("WEFT_TIMEOUT");
+  if (environment.master_addr) world.route_hint = *environment.master_addr;
+
+  std::string method = options.init_method.empty() ? "env://" : options.init_method;
+  if (options.store) {
+    world.store = options.store;
+  } else if (method == "env://") {
+    if (environment.store_addr) {
+      auto [host, port] = util::split_host_port(*environment.store_addr, "WEFT_STORE_ADDR");
+      connect_tcp_store(world, host, port, /*serve_here=*/false);
+    } else {
+      if (!environment.master_addr) invalid("env:// needs MASTER_ADDR (the host of rank 0)");
+      if (!environment.master_port) invalid("env:// needs MASTER_PORT (a free port on rank 0)");
+      connect_tcp_store(world, *environment.master_addr, *environment.master_port,
+                        world.rank == 0);
+    }
+  } else if (method.rfind("tcp://", 0) == 0) {
+    auto [host, port] = util::split_host_port(method.substr(6), "init_method");
+    connect_tcp_store(world, host, port, world.rank == 0);
+  } else if (method.rfind("file://", 0) == 0) {
+    std::string path = method.substr(7);
+    if (path.empty()) invalid("init_method '" + method + "' names no file");
+    world.store = std::make_shared<FileStore>(path);
+  } else {
+    invalid("unknown init_method '" + method + "': expected env://, tcp://host:port or file:///path");
+  }
+
+  auto shared_world = core::World::join(std::move(world));
+  int size = shared_world->size();
+  std::vector<int> members(size);
+  for (int rank = 0; rank < size; ++rank) members[rank] = rank;
+  auto communicator = core::Communicator::create(std::move(shared_world), options.group_name,
+                                                 std::move(members), /*context_base=*/0);
+  return std::make_shared<ProcessGroup>(std::move(communicator));
+}
+
+}  // namespace weft

@@ -1,0 +1,86 @@
+#include "weft/process_group.h"
+
+#include "api/argument_checks.h"
+#include "core/communicator.h"
+#include "core/request_work.h"
+
+namespace weft {
+
+namespace {
+
+core::OpSignature p2p_signature(DType dtype, std::size_t count) {
+  core::OpSignature signature;
+  signature.kind = core::OpKind::kPointToPoint;
+  signature.dtype = dtype;
+  signature.count = count;
+  return signature;
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(std::shared_ptr<core::Communicator> communicator)
+    : comm_(std::move(communicator)) {}
+
+ProcessGroup::~ProcessGroup() = default;
+
+int ProcessGroup::rank() const { return comm_->rank(); }
+int ProcessGroup::size() const { return comm_->size(); }
+const std::string& ProcessGroup::name() const { return comm_->name(); }
+std::chrono::milliseconds ProcessGroup::timeout() const { return comm_->timeout(); }
+
+std::shared_ptr<Work> ProcessGroup::isend(ConstBufferView data, int dst, int tag) {
+  api::check_peer(*comm_, dst, "send", /*any_allowed=*/false);
+  api::check_buffer(*comm_, data.data(), data.count(), "send", "the send buffer");
+  api::check_tag(*comm_, tag, "send");
+  core::OpInfo info{"send", dst, static_cast<int64_t>(data.bytes())};
+  comm_->check_not_aborted(info);
+  auto request = comm_->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
+                                  p2p_signature(data.dtype(), data.count()), data.data(),
+                                  data.bytes());
+  return std::make_shared<core::RequestWork>(comm_, std::move(request), info);
+}
+
+std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
+  api::check_peer(*comm_, src, "recv", /*any_allowed=*/true);
+  api::check_buffer(*comm_, data.data(), data.count(), "recv", "the receive buffer");
+  api::check_tag(*comm_, tag, "recv");
+  core::OpInfo info{"recv", src, static_cast<int64_t>(data.bytes())};
+  comm_->check_not_aborted(info);
+  auto request = comm_->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
+                                  p2p_signature(data.dtype(), data.count()), data.data(),
+                                  data.bytes());
+  return std::make_shared<core::RequestWork>(comm_, std::move(request), info);
+}
+
+void ProcessGroup::send(ConstBufferView data, int dst, int tag) { isend(data, dst, tag)->wait(); }
+
+int ProcessGroup::recv(BufferView data, int src, int tag) {
+  auto work = irecv(data, src, tag);
+  work->wait();
+  return work->source_rank();
+}
+
+std::vector<std::shared_ptr<Work>> ProcessGroup::batch_isend_irecv(const std::vector<P2POp>& ops) {
+  // Check everything before posting anything.
+  for (const P2POp& op : ops) {
+    bool is_send = op.kind == P2POp::Kind::kSend;
+    const char* name = is_send ? "send" : "recv";
+    api::check_peer(*comm_, op.peer, name, /*any_allowed=*/!is_send);
+    api::check_buffer(*comm_, op.buffer.data(), op.buffer.count(), name, "a batch buffer");
+    api::check_tag(*comm_, op.tag, name);
+  }
+  std::vector<std::shared_ptr<Work>> works(ops.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    auto kind = pass == 0 ? P2POp::Kind::kRecv : P2POp::Kind::kSend;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != kind) continue;
+      works[i] = kind == P2POp::Kind::kRecv ? irecv(ops[i].buffer, ops[i].peer, ops[i].tag)
+                                            : isend(ops[i].buffer, ops[i].peer, ops[i].tag);
+    }
+  }
+  return works;
+}
+
+void ProcessGroup::abort(const std::string& reason) { comm_->abort(reason); }
+
+}  // namespace weft

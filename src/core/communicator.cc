@@ -1,0 +1,141 @@
+#include "core/communicator.h"
+
+#include <algorithm>
+
+#include "util/deadline.h"
+
+namespace weft::core {
+
+std::shared_ptr<Communicator> Communicator::create(std::shared_ptr<World> world, std::string name,
+                                                   std::vector<int> world_ranks,
+                                                   uint64_t context_base) {
+  std::shared_ptr<Communicator> communicator(
+      new Communicator(std::move(world), std::move(name), std::move(world_ranks), context_base));
+  communicator->world_->attach(context_base, communicator);
+  return communicator;
+}
+
+Communicator::Communicator(std::shared_ptr<World> world, std::string name,
+                           std::vector<int> world_ranks, uint64_t context_base)
+    : world_(std::move(world)),
+      name_(std::move(name)),
+      world_ranks_(std::move(world_ranks)),
+      context_base_(context_base),
+      timeout_(world_->timeout()) {
+  rank_ = group_rank_of(world_->rank());
+}
+
+Communicator::~Communicator() { world_->detach(context_base_); }
+
+int Communicator::group_rank_of(int world_rank) const {
+  auto it = std::find(world_ranks_.begin(), world_ranks_.end(), world_rank);
+  return it == world_ranks_.end() ? -1 : static_cast<int>(it - world_ranks_.begin());
+}
+
+transport::RequestPtr Communicator::post_send(Channel channel, int peer, uint64_t tag,
+                                              const OpSignature& op, const void* data,
+                                              std::size_t bytes) {
+  auto request = std::make_shared<transport::Request>(
+      transport::Request::Kind::kSend, world_ranks_[peer], context(channel), tag, op.pack(),
+      const_cast<void*>(data), bytes);
+  world_->transport().post_send(request);
+  return request;
+}
+
+transport::RequestPtr Communicator::post_recv(Channel channel, int peer, uint64_t tag,
+                                              const OpSignature& op, void* data,
+                                              std::size_t bytes) {
+  int world_peer = peer == transport::kAnyPeer ? transport::kAnyPeer : world_ranks_[peer];
+  auto request = std::make_shared<transport::Request>(transport::Request::Kind::kRecv, world_peer,
+                                                      context(channel), tag, op.pack(), data,
+                                                      bytes);
+  world_->transport().post_recv(request);
+  return request;
+}
+
+std::chrono::steady_clock::time_point Communicator::deadline_from_now() const {
+  return util::deadline_after(timeout_);
+}
+
+ErrorContext Communicator::context_for(const OpInfo& info) const {
+  ErrorContext context;
+  context.group = name_;
+  context.rank = rank_;
+  context.size = size();
+  context.op = info.name;
+  context.seq = info.seq;
+  context.peer = info.peer;
+  if (info.peer >= 0) {
+    context.peer_address = world_->transport().peer_address(world_ranks_[info.peer]);
+  }
+  context.bytes = info.bytes;
+  return context;
+}
+
+void Communicator::wait(transport::Request& request, const OpInfo& info,
+                        std::chrono::steady_clock::time_point deadline) {
+  if (!request.wait(deadline, world_->spin_us())) {
+    std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
+    std::string what =
+        request.kind == transport::Request::Kind::kRecv
+            ? "no message from " + peer + " within the deadline (" + std::to_string(waited) +
+                  " ms timeout): the peer is stuck, slow, or never sends it"
+            : "the send to " + peer + " did not complete within the deadline (" +
+                  std::to_string(waited) + " ms timeout): the peer is not receiving";
+    auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
+    if (world_->transport().cancel(request, error)) throw *error;
+  }
+  if (request.failed()) throw describe_failure(request, info);
+}
+
+Error Communicator::describe_failure(const transport::Request& request,
+                                     const OpInfo& info) const {
+  const Error& cause = *request.error();
+  ErrorContext context = context_for(info);
+  if (cause.code() == ErrorCode::kMismatch) {
+    OpSignature mine = OpSignature::unpack(request.signature);
+    OpSignature theirs = OpSignature::unpack(request.received_signature);
+    int sender = group_rank_of(request.source);
+    std::string message = "rank " + std::to_string(sender) + " sent " + theirs.describe() +
+                          " (" + std::to_string(request.received_bytes) + " bytes) but rank " +
+                          std::to_string(rank_) + " called " + mine.describe() + " (" +
+                          std::to_string(request.bytes) + " bytes)";
+    return Error(ErrorCode::kMismatch, message, context);
+  }
+  if (cause.context().op.empty()) {
+    // A transport-level error: keep its message, give it this group's context.
+    context.peer_address =
+        cause.context().peer_address.empty() ? context.peer_address : cause.context().peer_address;
+    return Error(cause.code(), cause.message(), context);
+  }
+  return cause.with_context(context);
+}
+
+void Communicator::abort(const std::string& reason) {
+  auto error = std::make_shared<const Error>(
+      ErrorCode::kAborted, "group '" + name_ + "' aborted by rank " + std::to_string(rank_) +
+                               ": " + reason);
+  on_aborted(error);
+  world_->transport().abort_context(context(Channel::kPointToPoint), error);
+  world_->transport().abort_context(context(Channel::kCollective), error);
+}
+
+void Communicator::on_aborted(std::shared_ptr<const Error> error) {
+  std::lock_guard lock(mutex_);
+  if (!aborted_) aborted_ = std::move(error);
+}
+
+void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> error) {
+  // Point-to-point with the other members still works; collectives need everyone.
+  if (group_rank_of(world_peer) < 0) return;
+  std::lock_guard lock(mutex_);
+  if (!broken_collectives_) broken_collectives_ = std::move(error);
+}
+
+void Communicator::check_not_aborted(const OpInfo& info) const {
+  std::lock_guard lock(mutex_);
+  if (aborted_) throw aborted_->with_context(context_for(info));
+}
+
+}  // namespace weft::core

@@ -1,0 +1,92 @@
+// Communicator — a group as the algorithms and the API see it: members, my rank, the two
+// message contexts (point-to-point and collective), sequence numbers, deadlines, and waiting
+// on requests with errors that say which rank, op and peer.
+//
+// Ranks in this interface are group ranks; the communicator maps them to world ranks for the
+// transport. Thread-safe. Once aborted (by abort() or by a failure that breaks the group's
+// collectives), every later collective fails at once with the root cause.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/op_signature.h"
+#include "core/world.h"
+#include "transport/request.h"
+#include "weft/buffer.h"
+
+namespace weft::core {
+
+enum class Channel : uint64_t { kPointToPoint = 0, kCollective = 1 };
+
+// What an operation is, for error messages.
+struct OpInfo {
+  const char* name;  // "send", "recv", "all_reduce", ...
+  int peer = -1;     // group rank, -1 when any / none
+  int64_t bytes = -1;
+  int64_t seq = -1;
+};
+
+class Communicator : public std::enable_shared_from_this<Communicator> {
+ public:
+  // context_base must be even and the same on every member; +0 and +1 are this group's.
+  static std::shared_ptr<Communicator> create(std::shared_ptr<World> world, std::string name,
+                                              std::vector<int> world_ranks, uint64_t context_base);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(world_ranks_.size()); }
+  const std::string& name() const { return name_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  World& world() { return *world_; }
+  int world_rank_of(int group_rank) const { return world_ranks_[group_rank]; }
+  // -1 when the world rank is not a member.
+  int group_rank_of(int world_rank) const;
+
+  // Posts a message to / a receive from a group rank (kAnyPeer for any).
+  transport::RequestPtr post_send(Channel channel, int peer, uint64_t tag, const OpSignature& op,
+                                  const void* data, std::size_t bytes);
+  transport::RequestPtr post_recv(Channel channel, int peer, uint64_t tag, const OpSignature& op,
+                                  void* data, std::size_t bytes);
+  // Waits until the request is done or the deadline passes; throws weft::Error with this
+  // group's context on failure, mismatch or timeout (cancelling the request).
+  void wait(transport::Request& request, const OpInfo& info,
+            std::chrono::steady_clock::time_point deadline);
+  std::chrono::steady_clock::time_point deadline_from_now() const;
+
+  // The next collective sequence number (all members call collectives in the same order).
+  int64_t next_seq() { return next_seq_.fetch_add(1); }
+
+  ErrorContext context_for(const OpInfo& info) const;
+  void abort(const std::string& reason);
+  // Throws the stored error when the group was aborted.
+  void check_not_aborted(const OpInfo& info) const;
+
+  // From World's failure dispatch.
+  void on_peer_failed(int world_peer, std::shared_ptr<const Error> error);
+  void on_aborted(std::shared_ptr<const Error> error);
+
+ private:
+  Communicator(std::shared_ptr<World> world, std::string name, std::vector<int> world_ranks,
+               uint64_t context_base);
+  uint64_t context(Channel channel) const { return context_base_ + static_cast<uint64_t>(channel); }
+  Error describe_failure(const transport::Request& request, const OpInfo& info) const;
+
+  std::shared_ptr<World> world_;
+  std::string name_;
+  std::vector<int> world_ranks_;
+  int rank_ = -1;
+  uint64_t context_base_;
+  std::chrono::milliseconds timeout_;
+  std::atomic<int64_t> next_seq_{0};
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Error> aborted_;
+  std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
+};
+
+}  // namespace weft::core

@@ -1,0 +1,48 @@
+// OpSignature — what an operation is, as both sides of every message state it.
+//
+// Senders stamp it on each message; receivers compare it with their own, so ranks that call
+// different operations, counts, dtypes, ops or roots at the same point get an error that says
+// what each side called, instead of a hang or a buffer overrun. Packed into the transport's
+// opaque 24-byte Signature.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "transport/frame_header.h"
+#include "weft/dtype.h"
+#include "weft/reduce_op.h"
+
+namespace weft::core {
+
+enum class OpKind : uint8_t {
+  kPointToPoint = 1,
+  kBroadcast,
+  kReduce,
+  kAllReduce,
+  kAllGather,
+  kGather,
+  kScatter,
+  kReduceScatter,
+  kAllToAll,
+  kBarrier,
+  kScan,
+  kExscan,
+};
+
+const char* name_of(OpKind kind);
+
+struct OpSignature {
+  OpKind kind = OpKind::kPointToPoint;
+  DType dtype = DType::kUInt8;
+  ReduceOp::Kind reduce = ReduceOp::kSum;
+  int32_t root = -1;
+  uint64_t count = 0;  // elements per rank, as the op's caller gave it
+
+  transport::Signature pack() const;
+  static OpSignature unpack(const transport::Signature& packed);
+  // "all_reduce(count=4, float32, sum)" or "send/recv(count=4, float32)".
+  std::string describe() const;
+};
+
+}  // namespace weft::core

@@ -1,0 +1,48 @@
+#include "core/request_work.h"
+
+#include "util/deadline.h"
+
+namespace weft::core {
+
+RequestWork::RequestWork(std::shared_ptr<Communicator> communicator, transport::RequestPtr request,
+                         OpInfo info)
+    : communicator_(std::move(communicator)),
+      request_(std::move(request)),
+      info_(info),
+      deadline_(communicator_->deadline_from_now()) {}
+
+void RequestWork::wait(std::optional<std::chrono::milliseconds> timeout) {
+  {
+    std::lock_guard lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+  }
+  auto deadline = timeout ? std::min(deadline_, util::deadline_after(*timeout)) : deadline_;
+  try {
+    communicator_->wait(*request_, info_, deadline);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    error_ = std::current_exception();
+    throw;
+  }
+}
+
+std::exception_ptr RequestWork::exception() const {
+  {
+    std::lock_guard lock(mutex_);
+    if (error_) return error_;
+  }
+  if (!request_->failed()) return nullptr;
+  try {
+    communicator_->wait(*request_, info_, deadline_);
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+int RequestWork::source_rank() const {
+  if (!is_success() || request_->kind != transport::Request::Kind::kRecv) return -1;
+  return communicator_->group_rank_of(request_->source);
+}
+
+}  // namespace weft::core

@@ -1,0 +1,72 @@
+// World — what one process shares among all its groups: its world rank, the rendezvous
+// store, the transport to every other rank, and (on the rank that serves it) the store server.
+//
+// Ownership: held by shared_ptr by every Communicator; destroyed with the last group. The
+// destructor shuts the transport down (flush, goodbye), then releases the store, then stops
+// the store server after the other ranks have left it (bounded wait). Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/tcp/tcp_transport.h"
+#include "weft/store.h"
+#include "weft/tcp_store_server.h"
+
+namespace weft::core {
+
+class Communicator;
+
+struct WorldOptions {
+  int rank = 0;
+  int size = 1;
+  std::shared_ptr<Store> store;
+  std::chrono::milliseconds timeout{300'000};
+  std::unique_ptr<TcpStoreServer> store_server;  // when this rank serves the store
+  std::string route_hint;                        // a host whose route picks our interface
+};
+
+class World {
+ public:
+  // Rendezvous: listen, publish our address, wait (bounded by options.timeout) until every
+  // rank has, learn their addresses. Throws kTimeout naming the ranks that never arrived.
+  static std::shared_ptr<World> join(WorldOptions options);
+  ~World();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  Store& store() { return *store_; }
+  const std::shared_ptr<Store>& store_ptr() const { return store_; }
+  transport::Transport& transport() { return *transport_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  int64_t spin_us() const { return spin_us_; }
+  const std::string& host_of(int rank) const { return hosts_[rank]; }
+
+  // Communicators register to hear about failures that concern them.
+  void attach(uint64_t context, std::weak_ptr<Communicator> communicator);
+  void detach(uint64_t context);
+
+ private:
+  World() = default;
+  void on_peer_failed(int peer, std::shared_ptr<const Error> error);
+  void on_context_aborted(uint64_t context, std::shared_ptr<const Error> error);
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::chrono::milliseconds timeout_{0};
+  int64_t spin_us_ = 0;
+  std::vector<std::string> hosts_;
+  // Destruction order matters: transport first, then the store client, then the server.
+  std::unique_ptr<TcpStoreServer> store_server_;
+  std::shared_ptr<Store> store_;
+  std::unique_ptr<transport::TcpTransport> transport_;
+
+  std::mutex mutex_;
+  std::map<uint64_t, std::weak_ptr<Communicator>> communicators_;
+};
+
+}  // namespace weft::core

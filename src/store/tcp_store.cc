@@ -1,0 +1,201 @@
+#include "weft/tcp_store.h"
+
+#include <thread>
+
+#include "store/store_protocol.h"
+#include "util/deadline.h"
+#include "util/socket.h"
+#include "weft/error.h"
+
+namespace weft {
+
+using store::Command;
+using store::Status;
+
+namespace {
+// How much longer than the server's own timeout the client waits for the server's answer.
+constexpr std::chrono::milliseconds kAnswerGrace{5000};
+}  // namespace
+
+class TcpStore::Connection {
+ public:
+  Connection(const std::string& host, int port, Duration connect_timeout)
+      : address_(util::resolve(host, port)) {
+    auto deadline = util::deadline_after(connect_timeout);
+    auto pause = std::chrono::milliseconds(10);
+    for (;;) {
+      fd_ = util::connect_with_deadline(address_, deadline);
+      if (fd_.valid()) return;
+      if (util::Clock::now() + pause >= deadline) {
+        throw Error(ErrorCode::kTimeout,
+                    "no store server answered at " + address_.to_string() + " within " +
+                        std::to_string(connect_timeout.count()) + " ms (connection refused)",
+                    ErrorContext{.op = "store.connect", .peer_address = address_.to_string()});
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(500));
+    }
+  }
+
+  // Sends one request and returns the OK reply's body; kTimeout / kError replies throw.
+  std::vector<uint8_t> call(const std::vector<uint8_t>& body, Duration answer_within,
+                            const char* op) {
+    ErrorContext context{.op = op, .peer_address = address_.to_string()};
+    try {
+      std::vector<uint8_t> framed = store::frame(body);
+      util::write_all(fd_.get(), framed.data(), framed.size());
+      auto deadline = util::deadline_after(answer_within + kAnswerGrace);
+      uint32_t length = 0;
+      util::read_exact(fd_.get(), &length, sizeof length, deadline);
+      if (length == 0) throw Error(ErrorCode::kInternal, "empty reply from the store");
+      std::vector<uint8_t> reply(length);
+      util::read_exact(fd_.get(), reply.data(), length, deadline);
+      auto status = static_cast<Status>(reply[0]);
+      reply.erase(reply.begin());
+      if (status == Status::kOk) return reply;
+      util::ByteReader reader(reply.data(), reply.size());
+      std::string text = reader.get_string();
+      if (status == Status::kTimeout) {
+        throw Error(ErrorCode::kTimeout, std::string(op) + ": keys " + text +
+                                             " still missing after " +
+                                             std::to_string(answer_within.count()) + " ms");
+      }
+      throw Error(ErrorCode::kInvalidArgument, std::string(op) + " refused by the store: " + text);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kPeerFailure) {
+        throw Error(ErrorCode::kPeerFailure,
+                    "lost the connection to the store server (" + e.message() + ")", context);
+      }
+      throw e.with_context(context);
+    }
+  }
+
+ private:
+  util::SocketAddress address_;
+  util::Fd fd_;
+};
+
+namespace {
+
+std::vector<uint8_t> request(Command command) { return {static_cast<uint8_t>(command)}; }
+
+uint64_t millis(Store::Duration d) { return static_cast<uint64_t>(std::max<int64_t>(0, d.count())); }
+
+}  // namespace
+
+TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout)
+    : host_(host), port_(port), connection_(std::make_unique<Connection>(host, port, connect_timeout)) {
+  timeout_ = connect_timeout;
+}
+
+TcpStore::~TcpStore() = default;
+
+void TcpStore::set(const std::string& key, const Bytes& value) {
+  auto body = request(Command::kSet);
+  util::ByteWriter out(body);
+  out.put_string(key);
+  out.put_blob(value);
+  std::lock_guard lock(mutex_);
+  connection_->call(body, timeout(), "store.set");
+}
+
+Bytes TcpStore::get(const std::string& key) {
+  auto body = request(Command::kGet);
+  util::ByteWriter out(body);
+  out.put_string(key);
+  out.put<uint64_t>(millis(timeout()));
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(body, timeout(), "store.get");
+  util::ByteReader in(reply.data(), reply.size());
+  return in.get_blob();
+}
+
+int64_t TcpStore::add(const std::string& key, int64_t delta) {
+  auto body = request(Command::kAdd);
+  util::ByteWriter out(body);
+  out.put_string(key);
+  out.put<int64_t>(delta);
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(body, timeout(), "store.add");
+  util::ByteReader in(reply.data(), reply.size());
+  return in.get<int64_t>();
+}
+
+Bytes TcpStore::compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) {
+  auto body = request(Command::kCompareSet);
+  util::ByteWriter out(body);
+  out.put_string(key);
+  out.put_blob(expected);
+  out.put_blob(desired);
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(body, timeout(), "store.compare_set");
+  util::ByteReader in(reply.data(), reply.size());
+  return in.get_blob();
+}
+
+bool TcpStore::delete_key(const std::string& key) {
+  auto body = request(Command::kDelete);
+  util::ByteWriter(body).put_string(key);
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(body, timeout(), "store.delete_key");
+  return !reply.empty() && reply[0] != 0;
+}
+
+bool TcpStore::check(const std::vector<std::string>& keys) {
+  auto body = request(Command::kCheck);
+  util::ByteWriter out(body);
+  store::write_keys(out, keys);
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(body, timeout(), "store.check");
+  return !reply.empty() && reply[0] != 0;
+}
+
+int64_t TcpStore::num_keys() {
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(request(Command::kNumKeys), timeout(), "store.num_keys");
+  util::ByteReader in(reply.data(), reply.size());
+  return in.get<int64_t>();
+}
+
+void TcpStore::wait(const std::vector<std::string>& keys, Duration timeout) {
+  auto body = request(Command::kWait);
+  util::ByteWriter out(body);
+  store::write_keys(out, keys);
+  out.put<uint64_t>(millis(timeout));
+  std::lock_guard lock(mutex_);
+  connection_->call(body, timeout, "store.wait");
+}
+
+std::vector<Bytes> TcpStore::multi_get(const std::vector<std::string>& keys) {
+  auto body = request(Command::kMultiGet);
+  util::ByteWriter out(body);
+  store::write_keys(out, keys);
+  out.put<uint64_t>(millis(timeout()));
+  std::lock_guard lock(mutex_);
+  auto reply = connection_->call(body, timeout(), "store.multi_get");
+  util::ByteReader in(reply.data(), reply.size());
+  uint32_t count = in.get<uint32_t>();
+  std::vector<Bytes> values;
+  values.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) values.push_back(in.get_blob());
+  return values;
+}
+
+void TcpStore::multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) {
+  if (keys.size() != values.size()) {
+    throw Error(ErrorCode::kInvalidArgument, "store.multi_set: " + std::to_string(keys.size()) +
+                                                 " keys but " + std::to_string(values.size()) +
+                                                 " values");
+  }
+  auto body = request(Command::kMultiSet);
+  util::ByteWriter out(body);
+  out.put<uint32_t>(static_cast<uint32_t>(keys.size()));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    out.put_string(keys[i]);
+    out.put_blob(values[i]);
+  }
+  std::lock_guard lock(mutex_);
+  connection_->call(body, timeout(), "store.multi_set");
+}
+
+}  // namespace weft

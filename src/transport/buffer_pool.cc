@@ -1,0 +1,34 @@
+#include "transport/buffer_pool.h"
+
+#include <bit>
+
+namespace weft::transport {
+
+static int class_of(std::size_t bytes) {
+  return bytes <= 64 ? 6 : static_cast<int>(std::bit_width(bytes - 1));
+}
+
+BufferPool::Buffer BufferPool::take(std::size_t bytes, std::size_t& capacity) {
+  int size_class = class_of(bytes);
+  capacity = std::size_t{1} << size_class;
+  {
+    std::lock_guard lock(mutex_);
+    auto& list = free_[size_class];
+    if (!list.empty()) {
+      Buffer buffer = std::move(list.back());
+      list.pop_back();
+      return buffer;
+    }
+  }
+  return Buffer(new uint8_t[capacity]);
+}
+
+void BufferPool::give_back(Buffer buffer, std::size_t capacity) {
+  if (!buffer || capacity > kLargestKept) return;
+  int size_class = class_of(capacity);
+  std::lock_guard lock(mutex_);
+  auto& list = free_[size_class];
+  if (list.size() < kKeepPerClass) list.push_back(std::move(buffer));
+}
+
+}  // namespace weft::transport

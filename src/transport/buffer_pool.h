@@ -1,0 +1,31 @@
+// BufferPool — recycles the buffers that hold messages which arrive before their receive is
+// posted, so that steady-state traffic allocates nothing. Buffers are kept per power-of-two
+// size class, a few per class. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace weft::transport {
+
+class BufferPool {
+ public:
+  using Buffer = std::unique_ptr<uint8_t[]>;
+
+  // A buffer of at least `bytes`; `capacity` receives its real size.
+  Buffer take(std::size_t bytes, std::size_t& capacity);
+  void give_back(Buffer buffer, std::size_t capacity);
+
+ private:
+  static constexpr int kClasses = 48;
+  static constexpr std::size_t kKeepPerClass = 4;
+  static constexpr std::size_t kLargestKept = std::size_t{64} << 20;
+
+  std::mutex mutex_;
+  std::vector<Buffer> free_[kClasses];
+};
+
+}  // namespace weft::transport

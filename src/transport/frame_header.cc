@@ -1,0 +1,60 @@
+#include "transport/frame_header.h"
+
+#include <cstring>
+#include <string>
+
+#include "weft/error.h"
+
+namespace weft::transport {
+
+namespace {
+
+template <typename T>
+void put(uint8_t*& out, T value) {
+  std::memcpy(out, &value, sizeof value);
+  out += sizeof value;
+}
+
+template <typename T>
+T get(const uint8_t*& in) {
+  T value;
+  std::memcpy(&value, in, sizeof value);
+  in += sizeof value;
+  return value;
+}
+
+}  // namespace
+
+void encode(const FrameHeader& header, uint8_t* out) {
+  put<uint32_t>(out, kFrameMagic);
+  put<uint16_t>(out, kProtocolVersion);
+  put<uint8_t>(out, static_cast<uint8_t>(header.kind));
+  put<uint8_t>(out, 0);
+  put<uint32_t>(out, header.source);
+  put<uint32_t>(out, 0);
+  put<uint64_t>(out, header.context);
+  put<uint64_t>(out, header.tag);
+  put<uint64_t>(out, header.bytes);
+  std::memcpy(out, header.signature.bytes.data(), header.signature.bytes.size());
+}
+
+FrameHeader decode(const uint8_t* in) {
+  auto magic = get<uint32_t>(in);
+  auto version = get<uint16_t>(in);
+  if (magic != kFrameMagic || version != kProtocolVersion) {
+    throw Error(ErrorCode::kInternal, "corrupt frame header (magic " + std::to_string(magic) +
+                                          ", version " + std::to_string(version) + ")");
+  }
+  FrameHeader header;
+  header.kind = static_cast<FrameKind>(get<uint8_t>(in));
+  get<uint8_t>(in);
+  header.source = get<uint32_t>(in);
+  get<uint32_t>(in);
+  header.context = get<uint64_t>(in);
+  header.tag = get<uint64_t>(in);
+  header.bytes = get<uint64_t>(in);
+  std::memcpy(header.signature.bytes.data(), in, header.signature.bytes.size());
+  return header;
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,43 @@
+// FrameHeader — the fixed 64-byte header in front of every message between two ranks.
+//
+// It carries what a receiver needs to match and check a message before touching any buffer:
+// the matching key (source rank, context, tag), the payload length, and the sender's
+// Signature, an opaque 24-byte description of the operation the sender is running (the core
+// writes it; the transport only compares it with the receiver's). Little-endian on the wire.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace weft::transport {
+
+inline constexpr std::size_t kFrameHeaderBytes = 64;
+inline constexpr uint32_t kFrameMagic = 0x54464557;  // "WEFT"
+inline constexpr uint16_t kProtocolVersion = 1;
+
+struct Signature {
+  std::array<uint8_t, 24> bytes{};
+  bool operator==(const Signature&) const = default;
+};
+
+enum class FrameKind : uint8_t {
+  kData = 1,         // a message for a posted (or later) receive
+  kGoodbye = 2,      // the sender shuts down cleanly; no more frames follow
+  kPeerFailed = 3,   // "rank `tag` failed": payload is the reason
+  kContextAbort = 4, // "context `context` is aborted": payload is the reason
+};
+
+struct FrameHeader {
+  FrameKind kind = FrameKind::kData;
+  uint32_t source = 0;  // sender's rank in the world
+  uint64_t context = 0;
+  uint64_t tag = 0;
+  uint64_t bytes = 0;  // payload length
+  Signature signature;
+};
+
+void encode(const FrameHeader& header, uint8_t* out);
+// Throws weft::Error(kInternal) for a frame with a wrong magic or version: a corrupt stream.
+FrameHeader decode(const uint8_t* in);
+
+}  // namespace weft::transport

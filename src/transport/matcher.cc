@@ -1,0 +1,115 @@
+#include "transport/matcher.h"
+
+namespace weft::transport {
+
+bool Matcher::matches(const Request& receive, const FrameHeader& header) {
+  return receive.context == header.context && receive.tag == header.tag &&
+         (receive.peer == kAnyPeer || receive.peer == static_cast<int>(header.source));
+}
+
+RequestPtr Matcher::take_posted(const FrameHeader& header) {
+  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+    if (matches(**it, header)) {
+      RequestPtr found = std::move(*it);
+      posted_.erase(it);
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+UnexpectedMessage* Matcher::add_unexpected(const FrameHeader& header) {
+  UnexpectedMessage& message = unexpected_.emplace_back();
+  message.header = header;
+  message.buffer = pool_.take(header.bytes, message.capacity);
+  return &message;
+}
+
+UnexpectedMessage* Matcher::find_unexpected(const Request& receive) {
+  for (UnexpectedMessage& message : unexpected_) {
+    if (!message.claimed_by && matches(receive, message.header)) return &message;
+  }
+  return nullptr;
+}
+
+void Matcher::erase_unexpected(UnexpectedMessage* message) {
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if (&*it == message) {
+      pool_.give_back(std::move(it->buffer), it->capacity);
+      unexpected_.erase(it);
+      return;
+    }
+  }
+}
+
+bool Matcher::erase_posted(const Request* receive) {
+  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+    if (it->get() == receive) {
+      posted_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::list<RequestPtr> Matcher::take_posted_from(int peer) {
+  std::list<RequestPtr> taken;
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (peer == kAnyPeer || (*it)->peer == peer) {
+      taken.push_back(std::move(*it));
+      it = posted_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
+std::list<RequestPtr> Matcher::take_posted_of_context(uint64_t context) {
+  std::list<RequestPtr> taken;
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if ((*it)->context == context) {
+      taken.push_back(std::move(*it));
+      it = posted_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
+bool Matcher::release_claim(const Request* receive) {
+  for (UnexpectedMessage& message : unexpected_) {
+    if (message.claimed_by.get() == receive) {
+      message.claimed_by.reset();
+      return true;
+    }
+  }
+  return false;
+}
+
+std::list<RequestPtr> Matcher::take_claims_from(int peer) {
+  std::list<RequestPtr> taken;
+  for (UnexpectedMessage& message : unexpected_) {
+    if (message.claimed_by && !message.complete &&
+        static_cast<int>(message.header.source) == peer) {
+      taken.push_back(std::move(message.claimed_by));
+      message.claimed_by.reset();
+    }
+  }
+  return taken;
+}
+
+std::shared_ptr<const Error> check_fit(Request& receive, const FrameHeader& header) {
+  if (header.signature == receive.signature && header.bytes == receive.bytes) return nullptr;
+  receive.received_signature = header.signature;
+  receive.received_bytes = header.bytes;
+  receive.source = static_cast<int>(header.source);
+  return std::make_shared<const Error>(
+      ErrorCode::kMismatch, "rank " + std::to_string(header.source) + " sent " +
+                                std::to_string(header.bytes) + " bytes for another operation; " +
+                                "this receive expects " + std::to_string(receive.bytes) +
+                                " bytes");
+}
+
+}  // namespace weft::transport

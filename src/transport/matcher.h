@@ -1,0 +1,61 @@
+// Matcher — pairs incoming messages with posted receives (MPI's two queues).
+//
+// Posted receives wait in post order; messages that arrive first wait, in arrival order, in
+// pooled buffers ("unexpected" messages), possibly while their payload is still streaming in.
+// Not thread-safe: the transport holds its lock around every call.
+#pragma once
+
+#include <list>
+#include <memory>
+
+#include "transport/buffer_pool.h"
+#include "transport/frame_header.h"
+#include "transport/request.h"
+
+namespace weft::transport {
+
+struct UnexpectedMessage {
+  FrameHeader header;
+  BufferPool::Buffer buffer;
+  std::size_t capacity = 0;
+  bool complete = false;   // the whole payload has arrived
+  RequestPtr claimed_by;   // a receive posted while the payload was still arriving
+};
+
+class Matcher {
+ public:
+  explicit Matcher(BufferPool& pool) : pool_(pool) {}
+
+  // The first posted receive matching the header, removed from the queue; null if none.
+  RequestPtr take_posted(const FrameHeader& header);
+  // Queues a message nobody waits for yet; its buffer can hold header.bytes.
+  UnexpectedMessage* add_unexpected(const FrameHeader& header);
+  // The first unclaimed unexpected message matching the receive; null if none.
+  UnexpectedMessage* find_unexpected(const Request& receive);
+  void erase_unexpected(UnexpectedMessage* message);
+  void add_posted(RequestPtr receive) { posted_.push_back(std::move(receive)); }
+  bool erase_posted(const Request* receive);
+  // Removes and returns every posted receive from `peer` (kAnyPeer: all of them).
+  std::list<RequestPtr> take_posted_from(int peer);
+  // Removes and returns the receives of a context.
+  std::list<RequestPtr> take_posted_of_context(uint64_t context);
+  // Detaches a receive from the unexpected message it claimed; false if it claimed none.
+  bool release_claim(const Request* receive);
+  // Detaches and returns the receives that claimed unfinished messages from `peer`.
+  std::list<RequestPtr> take_claims_from(int peer);
+  // Every posted receive (shutdown).
+  std::list<RequestPtr> take_all_posted() { return std::move(posted_); }
+
+ private:
+  static bool matches(const Request& receive, const FrameHeader& header);
+
+  BufferPool& pool_;
+  std::list<RequestPtr> posted_;
+  std::list<UnexpectedMessage> unexpected_;
+};
+
+// Null when the message fits the receive; otherwise the kMismatch error, and the receive's
+// received_signature / received_bytes filled in.
+std::shared_ptr<const Error> check_fit(Request& receive, const FrameHeader& header);
+
+}  // namespace weft::transport

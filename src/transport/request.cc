@@ -1,0 +1,39 @@
+#include "transport/request.h"
+
+#include "util/futex.h"
+
+namespace weft::transport {
+
+bool Request::wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us) {
+  if (util::spin_until([this] { return done(); }, spin_us)) return true;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    uint32_t seen = state_.load(std::memory_order_seq_cst);
+    if (seen == kPending || seen == kClaimed) util::futex_wait(state_, seen, deadline);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+bool Request::claim() {
+  uint32_t expected = kPending;
+  return state_.compare_exchange_strong(expected, kClaimed, std::memory_order_acq_rel);
+}
+
+void Request::complete() {
+  if (claim()) publish(kDone);
+}
+
+void Request::fail(std::shared_ptr<const Error> error) {
+  if (!claim()) return;
+  error_ = std::move(error);
+  publish(kFailed);
+}
+
+void Request::publish(uint32_t state) {
+  state_.store(state, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) util::futex_wake_all(state_);
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,87 @@
+// TcpConnection — one TCP socket to one peer: its handshake state, its queue of outgoing
+// frames, and the state of the frame it is currently receiving.
+//
+// Ownership: owned by TcpTransport, alive until the transport is destroyed (closed connections
+// are kept, fd closed), so the event loop may hold raw pointers. Locking (see tcp_transport.h):
+// `in_mutex` guards the inbound fields and is held by the event loop while it reads;
+// `send_mutex` guards the queue, `ready`, and writes to the socket.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/frame_header.h"
+#include "transport/matcher.h"
+#include "transport/request.h"
+#include "util/socket.h"
+
+namespace weft::transport {
+
+struct OutboundFrame {
+  uint8_t header[kFrameHeaderBytes];
+  const uint8_t* payload = nullptr;
+  std::size_t payload_bytes = 0;
+  std::vector<uint8_t> owned;  // control frames (and cancelled sends) own their payload
+  RequestPtr request;          // null for control frames
+  std::size_t sent = 0;        // of header + payload
+
+  std::size_t total() const { return kFrameHeaderBytes + payload_bytes; }
+};
+
+enum class ConnectionState { kConnecting, kAwaitHello, kAwaitAck, kReady, kClosed };
+
+class TcpConnection {
+ public:
+  static constexpr std::size_t kStagingBytes = 256 * 1024;
+
+  TcpConnection(util::Fd fd, bool outgoing, int peer, std::string address)
+      : fd(std::move(fd)), outgoing(outgoing), peer(peer), address(std::move(address)) {
+    staging.resize(kStagingBytes);
+  }
+
+  util::Fd fd;
+  const bool outgoing;
+  int peer;  // -1 until an incoming connection's hello names it
+  std::string address;
+  std::chrono::steady_clock::time_point accepted_at = std::chrono::steady_clock::now();
+
+  // --- handshake and lifetime (event loop, or under the transport lock) ----------------------
+  ConnectionState state = ConnectionState::kConnecting;
+  int connect_errno = 0;  // a connect() that failed at once
+  bool goodbye_received = false;
+
+  // --- outbound (send_mutex) -----------------------------------------------------------------
+  std::mutex send_mutex;
+  bool ready = false;  // handshake done: frames may be written
+  bool broken = false; // writes failed or the peer failed: frames are dropped
+  bool want_write = false;  // EPOLLOUT armed
+  std::deque<OutboundFrame> queue;
+
+  // Writes queued frames until the queue is empty or the socket is full. Completes the
+  // requests of fully written frames. Returns false when the socket failed (errno in *error).
+  bool flush_locked(int* error);
+
+  // --- inbound (in_mutex) --------------------------------------------------------------------
+  std::mutex in_mutex;
+  std::vector<uint8_t> staging;
+  std::size_t staged_begin = 0;
+  std::size_t staged_end = 0;
+  bool in_payload = false;
+  FrameHeader current;
+  uint64_t payload_left = 0;
+  uint8_t* payload_target = nullptr;  // null: discard the payload
+  RequestPtr bound_receive;           // the receive the payload goes to
+  UnexpectedMessage* bound_unexpected = nullptr;
+  std::vector<uint8_t> control_payload;
+
+  std::size_t staged() const { return staged_end - staged_begin; }
+  // Moves staged bytes to the front so that more can be read.
+  void compact();
+};
+
+}  // namespace weft::transport

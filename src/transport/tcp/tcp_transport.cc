@@ -1,0 +1,887 @@
+#include "transport/tcp/tcp_transport.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <list>
+#include <optional>
+
+#include "transport/tcp/handshake.h"
+#include "util/log.h"
+
+namespace weft::transport {
+
+namespace {
+
+constexpr std::size_t kDirectReadThreshold = 64 * 1024;
+constexpr uint64_t kMaxControlPayload = 64 * 1024;
+constexpr int kLoopTickMs = 200;
+
+// Sentinels for epoll's data.ptr; connections use their own address.
+char kListenTag;
+char kWakeTag;
+
+bool equal_constant_time(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& message) {
+  return std::make_shared<const Error>(code, message);
+}
+
+}  // namespace
+
+TcpTransport::TcpTransport(const TcpTransportOptions& options) : options_(options) {
+  listen_fd_ = util::listen_on(options.listen_address, /*non_blocking=*/true);
+  listen_address_ = util::local_address_of(listen_fd_.get());
+  epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
+  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!epoll_fd_.valid() || !wake_fd_.valid()) util::throw_system_error("epoll/eventfd", errno);
+  for (int i = 0; i < options.world_size; ++i) peers_.push_back(std::make_unique<Peer>());
+  for (auto [fd, tag] : {std::pair{listen_fd_.get(), &kListenTag}, {wake_fd_.get(), &kWakeTag}}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = tag;
+    if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+      util::throw_system_error("epoll_ctl", errno);
+    }
+  }
+  loop_ = std::thread([this] { run_loop(); });
+}
+
+TcpTransport::~TcpTransport() {
+  shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+}
+
+void TcpTransport::set_peer_addresses(std::vector<util::SocketAddress> addresses) {
+  std::lock_guard lock(mutex_);
+  peer_addresses_ = std::move(addresses);
+}
+
+std::string TcpTransport::peer_address(int peer) const {
+  std::lock_guard lock(mutex_);
+  if (peer < 0 || peer >= static_cast<int>(peer_addresses_.size())) return "";
+  return peer_addresses_[peer].to_string();
+}
+
+void TcpTransport::set_listener(TransportListener listener) {
+  std::lock_guard lock(mutex_);
+  listener_ = std::move(listener);
+}
+
+std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
+                                                     const std::string& what) const {
+  ErrorContext context;
+  context.peer = peer;
+  if (peer >= 0 && peer < static_cast<int>(peer_addresses_.size())) {
+    context.peer_address = peer_addresses_[peer].to_string();
+  }
+  return std::make_shared<const Error>(code, what, context);
+}
+
+// ------------------------------------------------------------------------------------------
+// Posting
+// ------------------------------------------------------------------------------------------
+
+void TcpTransport::post_send(const RequestPtr& request) {
+  FrameHeader header;
+  header.kind = FrameKind::kData;
+  header.source = static_cast<uint32_t>(options_.rank);
+  header.context = request->context;
+  header.tag = request->tag;
+  header.bytes = request->bytes;
+  header.signature = request->signature;
+
+  if (request->peer == options_.rank) {
+    // A message to ourselves never touches a socket: hand it to the matcher directly.
+    RequestPtr receive;
+    {
+      std::lock_guard lock(mutex_);
+      receive = matcher_.take_posted(header);
+      if (!receive) {
+        UnexpectedMessage* message = matcher_.add_unexpected(header);
+        if (header.bytes) std::memcpy(message->buffer.get(), request->data, header.bytes);
+        message->complete = true;
+      }
+    }
+    if (receive) {
+      if (auto error = check_fit(*receive, header)) {
+        receive->fail(error);
+      } else {
+        if (header.bytes) std::memcpy(receive->data, request->data, header.bytes);
+        receive->source = options_.rank;
+        receive->complete();
+      }
+    }
+    request->complete();
+    return;
+  }
+
+  Peer& peer = *peers_[request->peer];
+  TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
+  if (!connection || peer.failed.load()) {
+    std::unique_lock lock(mutex_);
+    if (shutting_down_ || aborted_contexts_.count(request->context) || peer.failed.load()) {
+      auto error = peer.failure ? peer.failure
+                   : shutting_down_
+                       ? make_error(ErrorCode::kAborted, "the transport is shutting down")
+                       : make_error(ErrorCode::kAborted, "the group was aborted");
+      lock.unlock();
+      request->fail(error);
+      return;
+    }
+    connection = sender_for_locked(request->peer);
+  }
+  OutboundFrame frame;
+  encode(header, frame.header);
+  frame.payload = static_cast<const uint8_t*>(request->data);
+  frame.payload_bytes = request->bytes;
+  frame.request = request;
+  enqueue(connection, std::move(frame));
+}
+
+void TcpTransport::post_recv(const RequestPtr& request) {
+  std::unique_lock lock(mutex_);
+  if (shutting_down_) {
+    lock.unlock();
+    request->fail(make_error(ErrorCode::kAborted, "the transport is shutting down"));
+    return;
+  }
+  if (aborted_contexts_.count(request->context)) {
+    lock.unlock();
+    request->fail(make_error(ErrorCode::kAborted, "the group was aborted"));
+    return;
+  }
+  if (UnexpectedMessage* message = matcher_.find_unexpected(*request)) {
+    if (auto error = check_fit(*request, message->header)) {
+      // The message is consumed by the receive it was matched with, as in MPI.
+      if (message->complete) matcher_.erase_unexpected(message);
+      else message->claimed_by = request;
+      lock.unlock();
+      request->fail(error);
+      return;
+    }
+    if (!message->complete) {
+      message->claimed_by = request;
+      return;
+    }
+    if (message->header.bytes) std::memcpy(request->data, message->buffer.get(), message->header.bytes);
+    request->source = static_cast<int>(message->header.source);
+    matcher_.erase_unexpected(message);
+    lock.unlock();
+    request->complete();
+    return;
+  }
+  int peer = request->peer;
+  if (peer != kAnyPeer && peers_[peer]->failed.load()) {
+    auto error = peers_[peer]->failure;
+    lock.unlock();
+    request->fail(error);
+    return;
+  }
+  matcher_.add_posted(request);
+  // Connecting now means a dead sender is noticed (refused, or reset) instead of waited for.
+  if (peer != kAnyPeer && peer != options_.rank) sender_for_locked(peer);
+}
+
+// ------------------------------------------------------------------------------------------
+// Connections
+// ------------------------------------------------------------------------------------------
+
+TcpConnection* TcpTransport::sender_for_locked(int peer) {
+  Peer& state = *peers_[peer];
+  if (TcpConnection* existing = state.sender.load()) return existing;
+  TcpConnection* chosen = nullptr;
+  for (TcpConnection* connection : state.connections) {
+    if (connection->state != ConnectionState::kClosed) {
+      chosen = connection;
+      break;
+    }
+  }
+  if (!chosen) chosen = connect_locked(peer);
+  state.sender.store(chosen, std::memory_order_release);
+  return chosen;
+}
+
+TcpConnection* TcpTransport::connect_locked(int peer) {
+  if (peer >= static_cast<int>(peer_addresses_.size())) {
+    throw Error(ErrorCode::kInternal, "no address known for rank " + std::to_string(peer));
+  }
+  const util::SocketAddress& address = peer_addresses_[peer];
+  util::Fd fd(::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) util::throw_system_error("socket", errno);
+  util::set_no_delay(fd.get());
+  int connect_errno = 0;
+  if (::connect(fd.get(), address.raw(), address.length) != 0 && errno != EINPROGRESS) {
+    connect_errno = errno;
+  }
+  auto connection =
+      std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/true, peer, address.to_string());
+  connection->state = ConnectionState::kConnecting;
+  connection->connect_errno = connect_errno;
+  TcpConnection* raw = connection.get();
+  adopt_locked(std::move(connection));
+  util::log_debug("rank " + std::to_string(options_.rank) + " connecting to rank " +
+                  std::to_string(peer) + " at " + raw->address);
+  watch(raw, EPOLLOUT, /*add=*/true);
+  return raw;
+}
+
+void TcpTransport::adopt_locked(std::unique_ptr<TcpConnection> connection) {
+  if (connection->peer >= 0) peers_[connection->peer]->connections.push_back(connection.get());
+  connections_.push_back(std::move(connection));
+}
+
+void TcpTransport::watch(TcpConnection* connection, uint32_t events, bool add) {
+  epoll_event event{};
+  event.events = events;
+  event.data.ptr = connection;
+  epoll_ctl(epoll_fd_.get(), add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, connection->fd.get(), &event);
+}
+
+// ------------------------------------------------------------------------------------------
+// Sending
+// ------------------------------------------------------------------------------------------
+
+void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
+  std::unique_lock lock(connection->send_mutex);
+  if (connection->broken) {
+    lock.unlock();
+    if (frame.request) {
+      std::shared_ptr<const Error> error;
+      {
+        std::lock_guard state_lock(mutex_);
+        error = peers_[connection->peer]->failure;
+      }
+      frame.request->fail(error ? error
+                                : peer_error(connection->peer, ErrorCode::kPeerFailure,
+                                             "the connection to rank " +
+                                                 std::to_string(connection->peer) + " is broken"));
+    }
+    return;
+  }
+  connection->queue.push_back(std::move(frame));
+  if (!connection->ready || connection->queue.size() > 1) return;  // the loop will write it
+  int error = 0;
+  if (!connection->flush_locked(&error)) {
+    // The event loop sees the same socket error and fails the peer with a clear message.
+    connection->broken = true;
+    return;
+  }
+  if (!connection->queue.empty() && !connection->want_write) {
+    connection->want_write = true;
+    watch(connection, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
+  }
+}
+
+void TcpTransport::send_control(TcpConnection* connection, FrameKind kind, uint64_t context,
+                                uint64_t tag, const std::string& text) {
+  FrameHeader header;
+  header.kind = kind;
+  header.source = static_cast<uint32_t>(options_.rank);
+  header.context = context;
+  header.tag = tag;
+  OutboundFrame frame;
+  frame.owned.assign(text.begin(), text.end());
+  if (frame.owned.size() > kMaxControlPayload) frame.owned.resize(kMaxControlPayload);
+  header.bytes = frame.owned.size();
+  encode(header, frame.header);
+  frame.payload = frame.owned.data();
+  frame.payload_bytes = frame.owned.size();
+  enqueue(connection, std::move(frame));
+}
+
+void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t tag,
+                                     const std::string& text, int except_peer) {
+  std::vector<TcpConnection*> targets;
+  {
+    std::lock_guard lock(mutex_);
+    for (int peer = 0; peer < options_.world_size; ++peer) {
+      if (peer == except_peer || peer == options_.rank || peers_[peer]->failed.load()) continue;
+      for (TcpConnection* connection : peers_[peer]->connections) {
+        if (connection->state == ConnectionState::kReady) {
+          targets.push_back(connection);
+          break;
+        }
+      }
+    }
+  }
+  for (TcpConnection* connection : targets) send_control(connection, kind, context, tag, text);
+}
+
+// ------------------------------------------------------------------------------------------
+// The event loop
+// ------------------------------------------------------------------------------------------
+
+void TcpTransport::run_loop() {
+  epoll_event events[64];
+  while (!stop_.load()) {
+    int count = epoll_wait(epoll_fd_.get(), events, 64, kLoopTickMs);
+    if (count < 0 && errno != EINTR) {
+      util::log_error("transport event loop: epoll_wait: " + std::string(strerror(errno)));
+      return;
+    }
+    for (int i = 0; i < count; ++i) {
+      void* tag = events[i].data.ptr;
+      if (tag == &kListenTag) {
+        accept_all();
+      } else if (tag == &kWakeTag) {
+        uint64_t drained;
+        ssize_t ignored = ::read(wake_fd_.get(), &drained, sizeof drained);
+        (void)ignored;
+      } else {
+        on_event(static_cast<TcpConnection*>(tag), events[i].events);
+      }
+    }
+    drop_stale_handshakes();
+  }
+}
+
+void TcpTransport::accept_all() {
+  for (;;) {
+    util::SocketAddress address;
+    address.length = sizeof address.storage;
+    int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&address.storage),
+                     &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+        util::log_warn("transport: accept: " + std::string(strerror(errno)));
+      }
+      return;
+    }
+    util::set_no_delay(fd);
+    auto connection = std::make_unique<TcpConnection>(util::Fd(fd), /*outgoing=*/false, -1,
+                                                      address.to_string());
+    connection->state = ConnectionState::kAwaitHello;
+    TcpConnection* raw = connection.get();
+    {
+      std::lock_guard lock(mutex_);
+      adopt_locked(std::move(connection));
+    }
+    watch(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
+  }
+}
+
+void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
+  if (connection->state == ConnectionState::kClosed) return;
+  if (connection->state == ConnectionState::kConnecting) {
+    on_connected(connection);
+    return;
+  }
+  if (events & EPOLLOUT) on_writable(connection);
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+    std::lock_guard in_lock(connection->in_mutex);
+    std::string why;
+    bool alive;
+    try {
+      alive = read_available(connection, &why);
+    } catch (const Error& e) {
+      why = e.what();
+      alive = false;
+    }
+    if (!alive && connection->state != ConnectionState::kClosed) {
+      on_connection_lost(connection, why);
+    }
+  }
+}
+
+void TcpTransport::on_connected(TcpConnection* connection) {
+  int error = connection->connect_errno;
+  if (error == 0) {
+    socklen_t length = sizeof error;
+    getsockopt(connection->fd.get(), SOL_SOCKET, SO_ERROR, &error, &length);
+  }
+  if (error == 0) {
+    Hello hello{static_cast<uint32_t>(options_.rank), static_cast<uint32_t>(options_.world_size),
+                options_.job_token};
+    std::vector<uint8_t> bytes = encode_hello(hello);
+    ssize_t sent = ::send(connection->fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (sent == static_cast<ssize_t>(bytes.size())) {
+      connection->state = ConnectionState::kAwaitAck;
+      std::lock_guard lock(connection->send_mutex);
+      watch(connection, EPOLLIN | EPOLLRDHUP);
+      return;
+    }
+    error = sent < 0 ? errno : EPROTO;
+  }
+  std::lock_guard in_lock(connection->in_mutex);
+  std::string why = error == ECONNREFUSED
+                        ? "refused the connection: nothing listens there (the process is gone)"
+                        : std::string("could not be connected to: ") + strerror(error);
+  on_connection_lost(connection, why);
+}
+
+void TcpTransport::on_writable(TcpConnection* connection) {
+  std::lock_guard lock(connection->send_mutex);
+  if (!connection->ready) return;
+  int error = 0;
+  if (!connection->flush_locked(&error)) {
+    connection->broken = true;
+    return;  // the read side reports the error
+  }
+  if (connection->queue.empty() && connection->want_write) {
+    connection->want_write = false;
+    watch(connection, EPOLLIN | EPOLLRDHUP);
+  }
+}
+
+bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
+  for (;;) {
+    // A large payload with nothing staged goes straight from the socket into its buffer.
+    if (connection->state == ConnectionState::kReady && connection->in_payload &&
+        connection->staged() == 0 && connection->payload_target &&
+        connection->payload_left >= kDirectReadThreshold) {
+      ssize_t n = ::recv(connection->fd.get(), connection->payload_target,
+                         connection->payload_left, 0);
+      if (n > 0) {
+        connection->payload_target += n;
+        connection->payload_left -= static_cast<uint64_t>(n);
+        if (connection->payload_left == 0) finish_frame(connection);
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      if (n < 0 && errno == EINTR) continue;
+      *why = n == 0 ? "end of stream" : strerror(errno);
+      return false;
+    }
+    connection->compact();
+    std::size_t room = connection->staging.size() - connection->staged_end;
+    ssize_t n = ::recv(connection->fd.get(), connection->staging.data() + connection->staged_end,
+                       room, 0);
+    if (n == 0) {
+      *why = "end of stream";
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      if (errno == EINTR) continue;
+      *why = strerror(errno);
+      return false;
+    }
+    connection->staged_end += static_cast<std::size_t>(n);
+    if (connection->state == ConnectionState::kAwaitHello ||
+        connection->state == ConnectionState::kAwaitAck) {
+      if (!parse_handshake(connection)) return connection->state != ConnectionState::kClosed;
+    }
+    if (connection->state == ConnectionState::kReady) parse_frames(connection);
+    if (connection->state == ConnectionState::kClosed) return true;
+  }
+}
+
+bool TcpTransport::parse_handshake(TcpConnection* connection) {
+  uint8_t* begin = connection->staging.data() + connection->staged_begin;
+  if (connection->state == ConnectionState::kAwaitAck) {
+    if (connection->staged() < kAckBytes) return false;
+    Ack ack = parse_ack(begin);
+    connection->staged_begin += kAckBytes;
+    if (ack.status != HandshakeStatus::kOk) {
+      int peer = connection->peer;
+      util::log_error("rank " + std::to_string(peer) + " at " + connection->address +
+                      " refused our connection: " + describe(ack.status));
+      close_connection(connection);
+      fail_peer(peer,
+                peer_error(peer, ErrorCode::kUnauthorized,
+                           "rank " + std::to_string(peer) + " refused our connection: " +
+                               describe(ack.status) + " (is it part of this job?)"),
+                /*flood=*/false);
+      return false;
+    }
+    became_ready(connection);
+    return true;
+  }
+
+  std::vector<uint8_t> received(begin, begin + connection->staged());
+  std::optional<Hello> hello;
+  try {
+    hello = parse_hello(received);
+  } catch (const Error& e) {
+    util::log_warn("refused a connection from " + connection->address + ": " + e.message());
+    close_connection(connection);
+    return false;
+  }
+  if (!hello) return false;
+  HandshakeStatus status = HandshakeStatus::kOk;
+  if (!equal_constant_time(hello->token, options_.job_token)) {
+    status = HandshakeStatus::kBadToken;
+  } else if (hello->world_size != static_cast<uint32_t>(options_.world_size) ||
+             hello->rank >= static_cast<uint32_t>(options_.world_size) ||
+             hello->rank == static_cast<uint32_t>(options_.rank)) {
+    status = HandshakeStatus::kBadRank;
+  }
+  std::vector<uint8_t> ack = encode_ack({status, static_cast<uint32_t>(options_.rank)});
+  ssize_t ignored = ::send(connection->fd.get(), ack.data(), ack.size(), MSG_NOSIGNAL);
+  (void)ignored;
+  if (status != HandshakeStatus::kOk) {
+    util::log_warn("refused a connection from " + connection->address + " claiming rank " +
+                   std::to_string(hello->rank) + ": " + describe(status));
+    close_connection(connection);
+    return false;
+  }
+  connection->staged_begin = connection->staged_end;
+  {
+    std::lock_guard lock(mutex_);
+    connection->peer = static_cast<int>(hello->rank);
+    Peer& peer = *peers_[connection->peer];
+    peer.connections.push_back(connection);
+    if (!peer.sender.load()) peer.sender.store(connection, std::memory_order_release);
+  }
+  became_ready(connection);
+  return true;
+}
+
+void TcpTransport::became_ready(TcpConnection* connection) {
+  connection->state = ConnectionState::kReady;
+  util::log_debug("rank " + std::to_string(options_.rank) + " connected with rank " +
+                  std::to_string(connection->peer) + " (" + connection->address + ")");
+  std::lock_guard lock(connection->send_mutex);
+  connection->ready = true;
+  int error = 0;
+  if (!connection->flush_locked(&error)) {
+    connection->broken = true;
+    return;
+  }
+  if (!connection->queue.empty() && !connection->want_write) {
+    connection->want_write = true;
+    watch(connection, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
+  }
+}
+
+void TcpTransport::parse_frames(TcpConnection* connection) {
+  while (connection->state == ConnectionState::kReady) {
+    if (!connection->in_payload) {
+      if (connection->staged() < kFrameHeaderBytes) return;
+      connection->current = decode(connection->staging.data() + connection->staged_begin);
+      connection->staged_begin += kFrameHeaderBytes;
+      begin_frame(connection);
+      if (connection->payload_left == 0) finish_frame(connection);
+      continue;
+    }
+    std::size_t take = std::min<uint64_t>(connection->staged(), connection->payload_left);
+    if (take == 0) return;
+    if (connection->payload_target) {
+      std::memcpy(connection->payload_target,
+                  connection->staging.data() + connection->staged_begin, take);
+      connection->payload_target += take;
+    }
+    connection->staged_begin += take;
+    connection->payload_left -= take;
+    if (connection->payload_left == 0) finish_frame(connection);
+  }
+}
+
+void TcpTransport::begin_frame(TcpConnection* connection) {
+  const FrameHeader& header = connection->current;
+  if (static_cast<int>(header.source) != connection->peer) {
+    throw Error(ErrorCode::kInternal, "frame from rank " + std::to_string(header.source) +
+                                          " on the connection of rank " +
+                                          std::to_string(connection->peer));
+  }
+  connection->in_payload = true;
+  connection->payload_left = header.bytes;
+  connection->payload_target = nullptr;
+  if (header.kind != FrameKind::kData) {
+    if (header.bytes > kMaxControlPayload) {
+      throw Error(ErrorCode::kInternal, "oversized control frame");
+    }
+    if (header.kind == FrameKind::kGoodbye) connection->goodbye_received = true;
+    connection->control_payload.resize(header.bytes);
+    connection->payload_target = connection->control_payload.data();
+    return;
+  }
+  RequestPtr receive;
+  std::shared_ptr<const Error> mismatch;
+  {
+    std::lock_guard lock(mutex_);
+    receive = matcher_.take_posted(header);
+    if (receive) {
+      mismatch = check_fit(*receive, header);
+    } else {
+      UnexpectedMessage* message = matcher_.add_unexpected(header);
+      connection->bound_unexpected = message;
+      connection->payload_target = message->buffer.get();
+    }
+  }
+  if (mismatch) {
+    receive->fail(mismatch);  // the payload is read and dropped
+  } else if (receive) {
+    connection->bound_receive = receive;
+    connection->payload_target = static_cast<uint8_t*>(receive->data);
+  }
+}
+
+void TcpTransport::finish_frame(TcpConnection* connection) {
+  connection->in_payload = false;
+  connection->payload_target = nullptr;
+  const FrameHeader& header = connection->current;
+  if (header.kind != FrameKind::kData) {
+    handle_control(connection);
+    return;
+  }
+  if (RequestPtr receive = std::move(connection->bound_receive)) {
+    connection->bound_receive.reset();
+    receive->source = static_cast<int>(header.source);
+    receive->complete();
+    return;
+  }
+  if (UnexpectedMessage* message = connection->bound_unexpected) {
+    connection->bound_unexpected = nullptr;
+    RequestPtr claimed;
+    {
+      std::lock_guard lock(mutex_);
+      message->complete = true;
+      claimed = std::move(message->claimed_by);
+      if (claimed) {
+        if (!claimed->done() && header.bytes) {
+          std::memcpy(claimed->data, message->buffer.get(), header.bytes);
+        }
+        matcher_.erase_unexpected(message);
+      }
+    }
+    if (claimed) {
+      claimed->source = static_cast<int>(header.source);
+      claimed->complete();
+    }
+  }
+}
+
+void TcpTransport::handle_control(TcpConnection* connection) {
+  const FrameHeader& header = connection->current;
+  std::string text(connection->control_payload.begin(), connection->control_payload.end());
+  std::string from = "rank " + std::to_string(connection->peer);
+  if (header.kind == FrameKind::kPeerFailed) {
+    int failed = static_cast<int>(header.tag);
+    if (failed < 0 || failed >= options_.world_size || failed == options_.rank) return;
+    fail_peer(failed, peer_error(failed, ErrorCode::kPeerFailure, text + " (reported by " + from + ")"),
+              /*flood=*/true);
+  } else if (header.kind == FrameKind::kContextAbort) {
+    fail_context(header.context, make_error(ErrorCode::kAborted, text + " (reported by " + from + ")"),
+                 /*flood=*/true);
+  }
+}
+
+void TcpTransport::close_connection(TcpConnection* connection) {
+  connection->state = ConnectionState::kClosed;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
+  std::lock_guard lock(connection->send_mutex);
+  connection->ready = false;
+  connection->broken = true;
+  connection->fd.reset();
+}
+
+void TcpTransport::on_connection_lost(TcpConnection* connection, const std::string& why) {
+  int peer = connection->peer;
+  bool graceful = connection->goodbye_received;
+  close_connection(connection);
+  if (peer < 0) return;  // a stranger or an unfinished handshake
+  bool we_stop;
+  {
+    std::lock_guard lock(mutex_);
+    we_stop = shutting_down_;
+    if (connection->bound_unexpected) {
+      matcher_.erase_unexpected(connection->bound_unexpected);
+      connection->bound_unexpected = nullptr;
+    }
+  }
+  if (we_stop) return;
+  std::string who = "rank " + std::to_string(peer) + " (" + connection->address + ")";
+  std::shared_ptr<const Error> error =
+      graceful ? peer_error(peer, ErrorCode::kPeerFailure,
+                            who + " has shut down; operations with it cannot complete")
+               : peer_error(peer, ErrorCode::kPeerFailure,
+                            who + " " + (why.rfind("refused", 0) == 0 ? why
+                                         : "closed its connection unexpectedly (" + why +
+                                               "): the process died or was killed"));
+  if (RequestPtr receive = std::move(connection->bound_receive)) {
+    connection->bound_receive.reset();
+    receive->fail(error);
+  }
+  if (!graceful) util::log_error(error->what());
+  fail_peer(peer, error, /*flood=*/!graceful);
+}
+
+void TcpTransport::drop_stale_handshakes() {
+  auto now = std::chrono::steady_clock::now();
+  std::vector<TcpConnection*> stale;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& connection : connections_) {
+      if (connection->state == ConnectionState::kAwaitHello &&
+          now - connection->accepted_at > options_.handshake_timeout) {
+        stale.push_back(connection.get());
+      }
+    }
+  }
+  for (TcpConnection* connection : stale) {
+    util::log_warn("dropped a connection from " + connection->address +
+                   " that did not present a job token within " +
+                   std::to_string(options_.handshake_timeout.count()) + " ms");
+    std::lock_guard in_lock(connection->in_mutex);
+    close_connection(connection);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Failure, cancellation, shutdown
+// ------------------------------------------------------------------------------------------
+
+void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool flood) {
+  std::list<RequestPtr> victims;
+  TransportListener listener;
+  {
+    std::lock_guard lock(mutex_);
+    Peer& state = *peers_[peer];
+    if (state.failed.load()) return;
+    state.failure = error;
+    state.failed.store(true);
+    victims = matcher_.take_posted_from(peer);
+    victims.splice(victims.end(), matcher_.take_claims_from(peer));
+    for (TcpConnection* connection : state.connections) {
+      std::lock_guard send_lock(connection->send_mutex);
+      connection->broken = true;
+      for (OutboundFrame& frame : connection->queue) {
+        if (frame.request) victims.push_back(std::move(frame.request));
+      }
+      connection->queue.clear();
+    }
+    listener = listener_;
+  }
+  for (const RequestPtr& victim : victims) victim->fail(error);
+  if (listener.on_peer_failed) listener.on_peer_failed(peer, error);
+  if (flood) broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer),
+                               error->message(), peer);
+}
+
+void TcpTransport::fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood) {
+  std::list<RequestPtr> victims;
+  TransportListener listener;
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_contexts_.insert(context).second) return;
+    victims = matcher_.take_posted_of_context(context);
+    listener = listener_;
+  }
+  for (const RequestPtr& victim : victims) victim->fail(error);
+  if (listener.on_context_aborted) listener.on_context_aborted(context, error);
+  if (flood) broadcast_control(FrameKind::kContextAbort, context, 0, error->message(), -1);
+}
+
+void TcpTransport::abort_context(uint64_t context, std::shared_ptr<const Error> reason) {
+  fail_context(context, std::move(reason), /*flood=*/true);
+}
+
+bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason) {
+  if (request.done()) return false;
+  if (request.kind == Request::Kind::kSend) {
+    if (request.peer == options_.rank) return false;
+    TcpConnection* connection = peers_[request.peer]->sender.load();
+    if (!connection) return false;
+    std::lock_guard lock(connection->send_mutex);
+    for (auto it = connection->queue.begin(); it != connection->queue.end(); ++it) {
+      if (it->request.get() != &request) continue;
+      if (it->sent == 0) {
+        connection->queue.erase(it);
+      } else {
+        // Half on the wire: the rest must still go out, from our own copy.
+        it->owned.assign(it->payload, it->payload + it->payload_bytes);
+        it->payload = it->owned.data();
+        it->request.reset();
+      }
+      request.fail(reason);
+      return true;
+    }
+    return false;
+  }
+  std::vector<TcpConnection*> candidates;
+  {
+    std::lock_guard lock(mutex_);
+    if (matcher_.erase_posted(&request) || matcher_.release_claim(&request)) {
+      request.fail(reason);
+      return true;
+    }
+    for (auto& connection : connections_) {
+      if (request.peer == kAnyPeer || connection->peer == request.peer) {
+        candidates.push_back(connection.get());
+      }
+    }
+  }
+  for (TcpConnection* connection : candidates) {
+    std::lock_guard in_lock(connection->in_mutex);
+    if (connection->bound_receive.get() != &request) continue;
+    connection->bound_receive.reset();
+    connection->payload_target = nullptr;  // the rest of the payload is dropped
+    request.fail(reason);
+    return true;
+  }
+  return false;
+}
+
+void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
+  std::list<RequestPtr> victims;
+  {
+    std::lock_guard lock(mutex_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    victims = matcher_.take_all_posted();
+  }
+  auto aborted = make_error(ErrorCode::kAborted, "the transport was shut down");
+  for (const RequestPtr& victim : victims) victim->fail(aborted);
+
+  auto queues_empty = [this] {
+    std::lock_guard lock(mutex_);
+    for (auto& connection : connections_) {
+      std::lock_guard send_lock(connection->send_mutex);
+      if (!connection->broken && connection->ready && !connection->queue.empty()) return false;
+    }
+    return true;
+  };
+  auto drain = [&](std::chrono::steady_clock::time_point until) {
+    while (!queues_empty() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  drain(flush_deadline);
+  std::vector<TcpConnection*> ready;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& connection : connections_) {
+      if (connection->state == ConnectionState::kReady) ready.push_back(connection.get());
+    }
+  }
+  for (TcpConnection* connection : ready) {
+    send_control(connection, FrameKind::kGoodbye, 0, 0, "");
+  }
+  drain(std::max(flush_deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(200)));
+
+  stop_.store(true);
+  uint64_t one = 1;
+  ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
+  (void)ignored;
+  if (loop_.joinable()) loop_.join();
+
+  std::list<RequestPtr> unsent;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& connection : connections_) {
+      std::lock_guard send_lock(connection->send_mutex);
+      for (OutboundFrame& frame : connection->queue) {
+        if (frame.request) unsent.push_back(std::move(frame.request));
+      }
+      connection->queue.clear();
+      connection->broken = true;
+      connection->fd.reset();
+      connection->state = ConnectionState::kClosed;
+    }
+  }
+  for (const RequestPtr& request : unsent) request->fail(aborted);
+  listen_fd_.reset();
+}
+
+}  // namespace weft::transport

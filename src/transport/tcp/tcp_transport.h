@@ -1,0 +1,130 @@
+// TcpTransport — the Transport over TCP: any two hosts, IPv4 or IPv6.
+//
+// Design:
+// - One listening socket per process (per transport); peers' addresses are given after the
+//   rendezvous (set_peer_addresses). A connection to a peer is made on first use — a send to
+//   it, or a receive from it — never all-to-all at start-up. If both sides connect at once,
+//   both connections live; each side always sends on the first one it picked, so the order
+//   of messages per (sender, context, tag) holds.
+// - A handshake carries the job token; a stranger is refused, logged and dropped.
+// - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
+//   queue is empty is written directly by the posting thread (no thread hop). Payloads are
+//   read straight into the matching receive's buffer; a message that arrives before its
+//   receive waits in a pooled buffer.
+// - A connection that ends without a goodbye means the peer died: every pending request that
+//   names it fails at once, and the news floods to every other connected peer.
+// Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex. The event
+// loop holds a connection's in_mutex while it reads into a receive's buffer, so cancel() can
+// detach a receive mid-payload safely.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/buffer_pool.h"
+#include "transport/matcher.h"
+#include "transport/tcp/tcp_connection.h"
+#include "transport/transport.h"
+#include "util/socket.h"
+
+namespace weft::transport {
+
+struct TcpTransportOptions {
+  int rank = 0;
+  int world_size = 1;
+  std::string job_token;
+  util::SocketAddress listen_address;  // port 0: any free port
+  std::chrono::milliseconds handshake_timeout{10'000};
+};
+
+class TcpTransport final : public Transport {
+ public:
+  explicit TcpTransport(const TcpTransportOptions& options);
+  ~TcpTransport() override;
+
+  // Where peers reach us ("host:port" with the real port).
+  util::SocketAddress listen_address() const { return listen_address_; }
+  // Every rank's listening address, indexed by rank; call once, before any post.
+  void set_peer_addresses(std::vector<util::SocketAddress> addresses);
+
+  int rank() const override { return options_.rank; }
+  int world_size() const override { return options_.world_size; }
+  void post_send(const RequestPtr& request) override;
+  void post_recv(const RequestPtr& request) override;
+  bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
+  void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override;
+  void set_listener(TransportListener listener) override;
+  std::string peer_address(int peer) const override;
+  void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
+
+ private:
+  struct Peer {
+    std::atomic<TcpConnection*> sender{nullptr};  // set once, under mutex_
+    std::vector<TcpConnection*> connections;
+    std::shared_ptr<const Error> failure;          // set once, under mutex_
+    std::atomic<bool> failed{false};
+  };
+
+  // --- connections (mutex_ held) ---
+  TcpConnection* sender_for_locked(int peer);
+  TcpConnection* connect_locked(int peer);
+  void adopt_locked(std::unique_ptr<TcpConnection> connection);
+  void watch(TcpConnection* connection, uint32_t events, bool add = false);
+
+  // --- sending ---
+  void enqueue(TcpConnection* connection, OutboundFrame frame);
+  void send_control(TcpConnection* connection, FrameKind kind, uint64_t context, uint64_t tag,
+                    const std::string& text);
+  void broadcast_control(FrameKind kind, uint64_t context, uint64_t tag, const std::string& text,
+                         int except_peer);
+
+  // --- event loop ---
+  void run_loop();
+  void accept_all();
+  void on_event(TcpConnection* connection, uint32_t events);
+  void on_connected(TcpConnection* connection);
+  void on_writable(TcpConnection* connection);
+  // Reads and handles everything available; false when the connection ended.
+  bool read_available(TcpConnection* connection, std::string* why);
+  bool parse_handshake(TcpConnection* connection);
+  void parse_frames(TcpConnection* connection);
+  void begin_frame(TcpConnection* connection);
+  void finish_frame(TcpConnection* connection);
+  void handle_control(TcpConnection* connection);
+  void became_ready(TcpConnection* connection);
+  void close_connection(TcpConnection* connection);
+  void on_connection_lost(TcpConnection* connection, const std::string& why);
+  void drop_stale_handshakes();
+
+  // --- failure ---
+  std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::string& what) const;
+  // Fails everything pending with `peer`; floods the news when `flood`.
+  void fail_peer(int peer, std::shared_ptr<const Error> error, bool flood);
+  void fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood);
+
+  TcpTransportOptions options_;
+  util::Fd listen_fd_;
+  util::SocketAddress listen_address_;
+  util::Fd epoll_fd_;
+  util::Fd wake_fd_;
+  std::vector<util::SocketAddress> peer_addresses_;
+
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<TcpConnection>> connections_;  // every connection ever made
+  std::set<uint64_t> aborted_contexts_;
+  BufferPool pool_;
+  Matcher matcher_{pool_};
+  TransportListener listener_;
+  bool shutting_down_ = false;
+
+  std::atomic<bool> stop_{false};
+  std::thread loop_;
+};
+
+}  // namespace weft::transport

@@ -1,0 +1,56 @@
+// Transport — moves tagged byte messages between the ranks of one job. Knows no collective.
+//
+// Contract:
+// - post_send / post_recv hand over a Request; the transport completes or fails it exactly
+//   once. Receives match on (source, context, tag); a receive for kAnyPeer matches the first
+//   message from anyone. Messages from one sender with the same (context, tag) are matched in
+//   the order they were sent; posted receives are matched in the order they were posted.
+// - A message whose signature or length differs from the matching receive's fails that
+//   receive with kMismatch (received_signature / received_bytes say what the sender ran).
+// - When a peer dies, every pending request that names it fails with kPeerFailure naming it,
+//   and the failure listener hears about it (once per peer).
+// - cancel() removes a pending request so its buffer is no longer touched.
+// - abort_context() fails the pending requests of a context here and tells every connected
+//   peer, whose listener hears about it.
+// Every method is thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "transport/request.h"
+
+namespace weft::transport {
+
+struct TransportListener {
+  // A peer failed (died, refused us, shut down). Called on a transport thread: be quick.
+  std::function<void(int peer, std::shared_ptr<const Error> error)> on_peer_failed;
+  // A peer aborted a context.
+  std::function<void(uint64_t context, std::shared_ptr<const Error> error)> on_context_aborted;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+
+  virtual void post_send(const RequestPtr& request) = 0;
+  virtual void post_recv(const RequestPtr& request) = 0;
+  // True when the request was still pending and will now never complete.
+  virtual bool cancel(Request& request, std::shared_ptr<const Error> reason) = 0;
+
+  virtual void abort_context(uint64_t context, std::shared_ptr<const Error> reason) = 0;
+  virtual void set_listener(TransportListener listener) = 0;
+
+  // "host:port" of a peer, for error messages.
+  virtual std::string peer_address(int peer) const = 0;
+
+  // Flushes queued sends (until the deadline), says goodbye to every peer, stops threads and
+  // closes sockets. Pending requests fail with kAborted. Idempotent.
+  virtual void shutdown(std::chrono::steady_clock::time_point flush_deadline) = 0;
+};
+
+}  // namespace weft::transport

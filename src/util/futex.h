@@ -1,0 +1,38 @@
+// A 32-bit word that threads (of one process) can sleep on: the blocking half of every
+// spin-then-block wait in weft.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace weft::util {
+
+// Sleeps while word == expected, at most until deadline. Spurious wake-ups are possible:
+// callers re-check their condition.
+void futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
+                std::chrono::steady_clock::time_point deadline);
+void futex_wake_all(std::atomic<uint32_t>& word);
+
+// Spins (with a pause, then sched_yield) for up to spin_us microseconds until done() is true.
+// Returns whether it became true.
+template <typename Predicate>
+bool spin_until(Predicate done, int64_t spin_us);
+
+void cpu_relax();
+
+template <typename Predicate>
+bool spin_until(Predicate done, int64_t spin_us) {
+  if (done()) return true;
+  if (spin_us <= 0) return false;
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+  for (int round = 0;; ++round) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+
+}  // namespace weft::util

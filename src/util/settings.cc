@@ -1,0 +1,116 @@
+#include "util/settings.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "weft/error.h"
+
+namespace weft::util {
+
+const std::vector<SettingSpec>& all_settings() {
+  static const std::vector<SettingSpec> kSettings = {
+      {"WEFT_DEBUG", SettingType::kChoice, "warn", "error|warn|info|debug|trace",
+       "Log level of weft's messages on stderr."},
+      {"WEFT_TIMEOUT", SettingType::kDuration, "300s", "",
+       "Deadline of every wait (rendezvous, connection, operation) unless the group or the "
+       "operation sets its own. Seconds, or with a unit: 250ms, 30s, 5m."},
+      {"WEFT_SOCKET_IFNAME", SettingType::kString, "", "",
+       "Network interface whose address ranks listen on (e.g. eth0, lo). Empty: the interface "
+       "of the route to MASTER_ADDR."},
+      {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
+       "Secret shared by the ranks of one job; connections presenting another token are "
+       "refused. weftrun sets it. Empty: rank 0 makes one and shares it through the store."},
+      {"WEFT_STORE_ADDR", SettingType::kString, "", "",
+       "host:port of a weft store already served by the launcher (weftrun sets it). Empty: "
+       "rank 0 serves the store at MASTER_ADDR:MASTER_PORT."},
+      {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp",
+       "Transport between ranks. auto picks the best per peer."},
+      {"WEFT_ALGO", SettingType::kString, "", "",
+       "Forces a collective algorithm by name (see docs/algorithms.md). Empty: the selector "
+       "decides."},
+      {"WEFT_SPIN_US", SettingType::kInt, "50", "",
+       "Microseconds a waiting thread spins before it sleeps. 0 sleeps at once."},
+      {"WEFT_HANDSHAKE_TIMEOUT", SettingType::kDuration, "10s", "",
+       "How long an incoming connection may take to present its job token before it is "
+       "dropped."},
+  };
+  return kSettings;
+}
+
+static const SettingSpec& spec_of(std::string_view name) {
+  for (const SettingSpec& spec : all_settings()) {
+    if (spec.name == name) return spec;
+  }
+  throw Error(ErrorCode::kInternal, "setting " + std::string(name) + " is not declared");
+}
+
+static std::string raw_value(const SettingSpec& spec) {
+  const char* value = std::getenv(std::string(spec.name).c_str());
+  return value ? std::string(value) : std::string(spec.default_value);
+}
+
+static Error malformed(const SettingSpec& spec, const std::string& value, const char* expected) {
+  return Error(ErrorCode::kInvalidArgument, std::string(spec.name) + "='" + value +
+                                                "' is malformed: expected " + expected);
+}
+
+std::string setting_string(std::string_view name) { return raw_value(spec_of(name)); }
+
+int64_t setting_int(std::string_view name) {
+  const SettingSpec& spec = spec_of(name);
+  std::string value = raw_value(spec);
+  char* end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0) throw malformed(spec, value, "an integer");
+  return parsed;
+}
+
+bool setting_bool(std::string_view name) {
+  const SettingSpec& spec = spec_of(name);
+  std::string value = raw_value(spec);
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "no" || value == "off") return false;
+  throw malformed(spec, value, "1/0, true/false, yes/no or on/off");
+}
+
+std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what) {
+  std::string value(text);
+  char* end = nullptr;
+  errno = 0;
+  double number = std::strtod(value.c_str(), &end);
+  std::string unit(end);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1000;
+  else if (unit == "ms") scale = 1;
+  else if (unit == "m" || unit == "min") scale = 60'000;
+  else if (unit == "h") scale = 3'600'000;
+  if (value.empty() || end == value.c_str() || errno != 0 || scale == 0 || !(number >= 0) ||
+      !std::isfinite(number)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(what) + "='" + value +
+                    "' is malformed: expected a non-negative duration like 30, 1.5s, 250ms, 2m");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(number * scale)));
+}
+
+std::chrono::milliseconds setting_duration(std::string_view name) {
+  const SettingSpec& spec = spec_of(name);
+  return parse_duration(raw_value(spec), spec.name);
+}
+
+std::string setting_choice(std::string_view name) {
+  const SettingSpec& spec = spec_of(name);
+  std::string value = raw_value(spec);
+  std::string_view choices = spec.choices;
+  while (!choices.empty()) {
+    auto bar = choices.find('|');
+    if (choices.substr(0, bar) == value) return value;
+    if (bar == std::string_view::npos) break;
+    choices.remove_prefix(bar + 1);
+  }
+  throw malformed(spec, value, ("one of " + std::string(spec.choices)).c_str());
+}
+
+}  // namespace weft::util

@@ -1,0 +1,40 @@
+// The one table of WEFT_* settings: name, type, default, meaning (docs/env.md lists the same).
+//
+// Every WEFT_* variable weft reads is declared in settings.cc and read through these getters,
+// which parse the environment on each call (cheap, and tests may change it). A malformed value
+// throws weft::Error(kInvalidArgument) naming the variable; it is never silently replaced by
+// the default. Asking for a name that is not in the table is a bug (kInternal).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weft::util {
+
+enum class SettingType { kString, kInt, kBool, kDuration, kChoice };
+
+struct SettingSpec {
+  std::string_view name;
+  SettingType type;
+  std::string_view default_value;
+  std::string_view choices;  // "a|b|c" for kChoice
+  std::string_view meaning;
+};
+
+const std::vector<SettingSpec>& all_settings();
+
+std::string setting_string(std::string_view name);
+int64_t setting_int(std::string_view name);
+bool setting_bool(std::string_view name);
+// Accepts "30" (seconds), "1.5s", "250ms", "2m".
+std::chrono::milliseconds setting_duration(std::string_view name);
+// One of the declared choices.
+std::string setting_choice(std::string_view name);
+
+// Parses a duration in the syntax above; throws kInvalidArgument naming `what`.
+std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what);
+
+}  // namespace weft::util

@@ -1,0 +1,254 @@
+#include "util/socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "weft/error.h"
+
+namespace weft::util {
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+void throw_system_error(const std::string& call, int error_number) {
+  throw Error(ErrorCode::kSystem, call + ": " + std::strerror(error_number));
+}
+
+int SocketAddress::port() const {
+  if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  if (family() == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+  return -1;
+}
+
+void SocketAddress::set_port(int port) {
+  if (family() == AF_INET) reinterpret_cast<sockaddr_in*>(&storage)->sin_port = htons(port);
+  if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(port);
+}
+
+std::string SocketAddress::host() const {
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (family() == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, text,
+              sizeof text);
+  } else if (family() == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, text,
+              sizeof text);
+  }
+  return text;
+}
+
+std::string SocketAddress::to_string() const {
+  if (family() == AF_INET6) return "[" + host() + "]:" + std::to_string(port());
+  return host() + ":" + std::to_string(port());
+}
+
+SocketAddress resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG | (host.empty() ? AI_PASSIVE : 0);
+  addrinfo* found = nullptr;
+  std::string service = std::to_string(port);
+  int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+  if (rc != 0 && (hints.ai_flags & AI_ADDRCONFIG)) {
+    // Loopback-only machines (network namespaces) have no "configured" address family.
+    hints.ai_flags &= ~AI_ADDRCONFIG;
+    rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+  }
+  if (rc != 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "cannot resolve host '" + host + "': " + gai_strerror(rc));
+  }
+  const addrinfo* chosen = found;
+  for (const addrinfo* it = found; it; it = it->ai_next) {
+    if (it->ai_family == AF_INET) {
+      chosen = it;
+      break;
+    }
+  }
+  SocketAddress address;
+  std::memcpy(&address.storage, chosen->ai_addr, chosen->ai_addrlen);
+  address.length = chosen->ai_addrlen;
+  freeaddrinfo(found);
+  return address;
+}
+
+std::pair<std::string, int> split_host_port(const std::string& text, const std::string& what) {
+  std::string host;
+  std::string port;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      throw Error(ErrorCode::kInvalidArgument, what + "='" + text + "' is not [host]:port");
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos) {
+      throw Error(ErrorCode::kInvalidArgument, what + "='" + text + "' is not host:port");
+    }
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  char* end = nullptr;
+  long value = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || value < 0 || value > 65535) {
+    throw Error(ErrorCode::kInvalidArgument,
+                what + "='" + text + "' has an invalid port '" + port + "'");
+  }
+  return {host, static_cast<int>(value)};
+}
+
+SocketAddress local_address_towards(const std::string& host) {
+  SocketAddress remote = resolve(host, 9);
+  Fd fd(::socket(remote.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) throw_system_error("socket", errno);
+  if (::connect(fd.get(), remote.raw(), remote.length) != 0) {
+    throw_system_error("connect (route to " + host + ")", errno);
+  }
+  SocketAddress local = local_address_of(fd.get());
+  local.set_port(0);
+  return local;
+}
+
+SocketAddress interface_address(const std::string& ifname) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) throw_system_error("getifaddrs", errno);
+  SocketAddress found;
+  for (int want : {AF_INET, AF_INET6}) {
+    for (ifaddrs* it = list; it && found.length == 0; it = it->ifa_next) {
+      if (!it->ifa_addr || ifname != it->ifa_name || it->ifa_addr->sa_family != want) continue;
+      found.length = want == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+      std::memcpy(&found.storage, it->ifa_addr, found.length);
+    }
+  }
+  freeifaddrs(list);
+  if (found.length == 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "WEFT_SOCKET_IFNAME='" + ifname + "': no such interface with an IP address");
+  }
+  found.set_port(0);
+  return found;
+}
+
+Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog) {
+  int flags = SOCK_STREAM | SOCK_CLOEXEC | (non_blocking ? SOCK_NONBLOCK : 0);
+  Fd fd(::socket(address.family(), flags, 0));
+  if (!fd.valid()) throw_system_error("socket", errno);
+  int one = 1;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), address.raw(), address.length) != 0) {
+    throw_system_error("bind " + address.to_string(), errno);
+  }
+  if (::listen(fd.get(), backlog) != 0) throw_system_error("listen", errno);
+  return fd;
+}
+
+SocketAddress local_address_of(int fd) {
+  SocketAddress address;
+  address.length = sizeof address.storage;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address.storage), &address.length) != 0) {
+    throw_system_error("getsockname", errno);
+  }
+  return address;
+}
+
+static int millis_until(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return 0;
+  return left.count() > 1'000'000 ? 1'000'000 : static_cast<int>(left.count());
+}
+
+Fd connect_with_deadline(const SocketAddress& address,
+                         std::chrono::steady_clock::time_point deadline) {
+  Fd fd(::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) throw_system_error("socket", errno);
+  if (::connect(fd.get(), address.raw(), address.length) != 0) {
+    if (errno == ECONNREFUSED) return Fd();
+    if (errno != EINPROGRESS) throw_system_error("connect " + address.to_string(), errno);
+    pollfd p{fd.get(), POLLOUT, 0};
+    int ready;
+    do {
+      ready = ::poll(&p, 1, millis_until(deadline));
+    } while (ready < 0 && errno == EINTR);
+    if (ready == 0) {
+      throw Error(ErrorCode::kTimeout, "connect to " + address.to_string() + " timed out");
+    }
+    int error = 0;
+    socklen_t length = sizeof error;
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &length);
+    if (error == ECONNREFUSED) return Fd();
+    if (error != 0) throw_system_error("connect " + address.to_string(), error);
+  }
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  set_no_delay(fd.get());
+  return fd;
+}
+
+void set_non_blocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    throw_system_error("fcntl(O_NONBLOCK)", errno);
+  }
+}
+
+void set_no_delay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+void set_close_on_exec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+void write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET) {
+        throw Error(ErrorCode::kPeerFailure, "connection closed by the other side");
+      }
+      throw_system_error("send", errno);
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void read_exact(int fd, void* data, std::size_t size,
+                std::chrono::steady_clock::time_point deadline) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    pollfd ready{fd, POLLIN, 0};
+    int rc = ::poll(&ready, 1, millis_until(deadline));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) throw_system_error("poll", errno);
+    if (rc == 0) throw Error(ErrorCode::kTimeout, "no answer before the deadline");
+    ssize_t n = ::recv(fd, p, size, 0);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == ECONNRESET) throw Error(ErrorCode::kPeerFailure, "connection reset");
+      throw_system_error("recv", errno);
+    }
+    if (n == 0) throw Error(ErrorCode::kPeerFailure, "connection closed by the other side");
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace weft::util

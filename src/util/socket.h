@@ -1,0 +1,87 @@
+// Thin, checked wrappers over BSD sockets: an owning fd, addresses, listen/connect helpers.
+//
+// Everything here knows bytes and addresses, nothing about weft's protocols. Failures throw
+// weft::Error(kSystem) with the call and errno text. Thread-safety: none needed (values).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <string>
+
+namespace weft::util {
+
+// An owning file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// An IPv4 or IPv6 socket address.
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  int family() const { return storage.ss_family; }
+  int port() const;
+  void set_port(int port);
+  // "1.2.3.4:80" or "[::1]:80".
+  std::string to_string() const;
+  // Only the host part, without brackets.
+  std::string host() const;
+  const sockaddr* raw() const { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+
+// Resolves host (name or literal; "" means the wildcard address) and port. Prefers IPv4.
+SocketAddress resolve(const std::string& host, int port);
+// Splits "host:port" / "[v6]:port"; throws kInvalidArgument naming `what`.
+std::pair<std::string, int> split_host_port(const std::string& text, const std::string& what);
+
+// The local address the kernel would use to reach `host` (a UDP connect, no packet sent).
+SocketAddress local_address_towards(const std::string& host);
+// The first address of interface `ifname` (IPv4 first); throws kInvalidArgument if none.
+SocketAddress interface_address(const std::string& ifname);
+
+// A listening TCP socket bound to address (port 0: any free port). Non-blocking when asked.
+Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog = 1024);
+SocketAddress local_address_of(int fd);
+
+// Blocking connect with a deadline; returns an invalid Fd on ECONNREFUSED (so that callers can
+// retry while a server starts), throws kTimeout / kSystem otherwise.
+Fd connect_with_deadline(const SocketAddress& address, std::chrono::steady_clock::time_point deadline);
+
+void set_non_blocking(int fd);
+void set_no_delay(int fd);
+void set_close_on_exec(int fd);
+
+// Writes all bytes (blocking fd, restarting on EINTR); throws kPeerFailure on a closed peer.
+void write_all(int fd, const void* data, std::size_t size);
+// Reads exactly size bytes before the deadline; throws kTimeout or kPeerFailure.
+void read_exact(int fd, void* data, std::size_t size, std::chrono::steady_clock::time_point deadline);
+
+// "call: strerror(errno)" as an Error(kSystem).
+[[noreturn]] void throw_system_error(const std::string& call, int error_number);
+
+}  // namespace weft::util
