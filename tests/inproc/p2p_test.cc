@@ -1,0 +1,282 @@
+// Point-to-point between ranks that are threads: ordering, any source, sizes, batches, errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "support/thread_ranks.h"
+
+namespace weft {
+namespace {
+
+using testing::error_of;
+using testing::pattern;
+using testing::run_ranks;
+
+std::vector<int32_t> make_data(int seed, int rank, std::size_t count) {
+  std::vector<int32_t> data(count);
+  for (std::size_t i = 0; i < count; ++i) data[i] = pattern(seed, rank, i);
+  return data;
+}
+
+TEST(PointToPoint, BlockingSendRecvMovesTheData) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> tensor(1, 0.0f);
+    if (group.rank() == 0) {
+      tensor[0] += 1;
+      group.send(tensor, 1);
+    } else {
+      int source = group.recv(tensor, 0);
+      EXPECT_EQ(source, 0);
+      EXPECT_EQ(tensor[0], 1.0f);
+    }
+  });
+}
+
+TEST(PointToPoint, MessagesWithOneTagArriveInOrder) {
+  constexpr int kMessages = 200;
+  run_ranks(2, [](ProcessGroup& group) {
+    if (group.rank() == 0) {
+      std::vector<std::shared_ptr<Work>> works;
+      std::vector<std::vector<int32_t>> data;
+      for (int i = 0; i < kMessages; ++i) data.push_back(make_data(i, 0, 1 + i % 7));
+      for (int i = 0; i < kMessages; ++i) works.push_back(group.isend(data[i], 1, 5));
+      for (auto& work : works) work->wait();
+    } else {
+      for (int i = 0; i < kMessages; ++i) {
+        std::vector<int32_t> got(1 + i % 7);
+        group.recv(got, 0, 5);
+        EXPECT_EQ(got, make_data(i, 0, 1 + i % 7)) << "message " << i;
+      }
+    }
+  });
+}
+
+TEST(PointToPoint, TagsAreMatchedIndependently) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<int32_t> a{1, 2, 3}, b{4, 5, 6};
+    if (group.rank() == 0) {
+      group.send(a, 1, /*tag=*/1);
+      group.send(b, 1, /*tag=*/2);
+    } else {
+      std::vector<int32_t> got_b(3), got_a(3);
+      group.recv(got_b, 0, 2);  // posted in the other order: tag 1 waits unexpected
+      group.recv(got_a, 0, 1);
+      EXPECT_EQ(got_a, a);
+      EXPECT_EQ(got_b, b);
+    }
+  });
+}
+
+TEST(PointToPoint, AnySourceReportsTheSender) {
+  run_ranks(4, [](ProcessGroup& group) {
+    if (group.rank() != 0) {
+      std::vector<int64_t> mine{group.rank() * 10};
+      group.send(mine, 0, 3);
+      return;
+    }
+    std::vector<int> seen;
+    for (int i = 0; i < 3; ++i) {
+      std::vector<int64_t> got(1);
+      int source = group.recv(got, kAnySource, 3);
+      EXPECT_EQ(got[0], source * 10);
+      seen.push_back(source);
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+  });
+}
+
+TEST(PointToPoint, ZeroLengthMessages) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> empty;
+    if (group.rank() == 0) {
+      group.send(empty, 1);
+    } else {
+      EXPECT_EQ(group.recv(empty, 0), 0);
+    }
+  });
+}
+
+TEST(PointToPoint, LargeMessage256MiB) {
+  constexpr std::size_t kCount = (256u << 20) / sizeof(int32_t);
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<int32_t> data(kCount);
+    if (group.rank() == 0) {
+      for (std::size_t i = 0; i < kCount; ++i) data[i] = static_cast<int32_t>(i * 2654435761u);
+      group.send(data, 1);
+    } else {
+      group.recv(data, 0);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < kCount; ++i) {
+        wrong += data[i] != static_cast<int32_t>(i * 2654435761u);
+      }
+      EXPECT_EQ(wrong, 0u);
+    }
+  });
+}
+
+TEST(PointToPoint, SendToSelf) {
+  run_ranks(1, [](ProcessGroup& group) {
+    std::vector<double> out{1.5, 2.5}, in(2);
+    auto receive = group.irecv(in, 0);
+    group.send(out, 0);
+    receive->wait();
+    EXPECT_EQ(in, out);
+  });
+}
+
+TEST(PointToPoint, ChainPassesATokenAlong) {
+  // Seed 003's chain 0 -> 1 -> 2, each adding its rank.
+  run_ranks(3, [](ProcessGroup& group) {
+    std::vector<int32_t> token{0};
+    if (group.rank() > 0) group.recv(token, group.rank() - 1);
+    token[0] += group.rank() + 1;
+    if (group.rank() < group.size() - 1) group.send(token, group.rank() + 1);
+    else EXPECT_EQ(token[0], 1 + 2 + 3);
+  });
+}
+
+TEST(PointToPoint, BatchExchangeInARingDoesNotDeadlock) {
+  for (int world : {2, 3, 5}) {
+    run_ranks(world, [](ProcessGroup& group) {
+      int right = (group.rank() + 1) % group.size();
+      int left = (group.rank() + group.size() - 1) % group.size();
+      auto out = make_data(1, group.rank(), 100'000);
+      std::vector<int32_t> in(out.size());
+      auto works = group.batch_isend_irecv(
+          {P2POp::send(ConstBufferView(out), right), P2POp::recv(BufferView(in), left)});
+      for (auto& work : works) work->wait();
+      EXPECT_EQ(in, make_data(1, left, 100'000));
+      EXPECT_EQ(works[1]->source_rank(), left);
+    });
+  }
+}
+
+TEST(PointToPoint, WorkReportsCompletion) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<int16_t> data(64, static_cast<int16_t>(group.rank()));
+    if (group.rank() == 1) {
+      auto work = group.irecv(data, 0);
+      work->wait();
+      EXPECT_TRUE(work->is_completed());
+      EXPECT_TRUE(work->is_success());
+      EXPECT_EQ(work->exception(), nullptr);
+      EXPECT_EQ(data, std::vector<int16_t>(64, 0));
+    } else {
+      group.isend(data, 1)->wait();
+    }
+  });
+}
+
+TEST(PointToPointErrors, InvalidArgumentsAreRefusedBeforeSending) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> data(4);
+    EXPECT_EQ(error_of([&] { group.send(data, 2); }).code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(error_of([&] { group.send(data, -1); }).code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(error_of([&] { group.recv(data, 5); }).code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(error_of([&] { group.send(data, 1, -3); }).code(), ErrorCode::kInvalidArgument);
+    Error null_buffer = error_of([&] {
+      group.send(ConstBufferView(nullptr, 4, DType::kFloat32), 1 - group.rank());
+    });
+    EXPECT_EQ(null_buffer.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(null_buffer.what()).find("null"), std::string::npos);
+    EXPECT_NE(std::string(null_buffer.what()).find("rank=" + std::to_string(group.rank())),
+              std::string::npos);
+    Error negative = error_of([&] {
+      group.send(ConstBufferView(data.data(), static_cast<std::size_t>(-4), DType::kFloat32), 1);
+    });
+    EXPECT_EQ(negative.code(), ErrorCode::kInvalidArgument);
+    // Nothing was sent: a real exchange still lines up afterwards.
+    std::vector<float> value{static_cast<float>(group.rank())};
+    if (group.rank() == 0) group.send(value, 1);
+    else {
+      group.recv(value, 0);
+      EXPECT_EQ(value[0], 0.0f);
+    }
+  });
+}
+
+TEST(PointToPointErrors, DtypeOrCountMismatchIsReportedNotWritten) {
+  run_ranks(2, [](ProcessGroup& group) {
+    if (group.rank() == 0) {
+      std::vector<float> four(4, 1.0f);
+      group.send(four, 1);
+      std::vector<int32_t> eight(8, 7);
+      group.send(eight, 1, 1);
+    } else {
+      std::vector<int32_t> as_int(4, -1);
+      Error dtype = error_of([&] { group.recv(as_int, 0); });
+      EXPECT_EQ(dtype.code(), ErrorCode::kMismatch);
+      EXPECT_NE(std::string(dtype.what()).find("float32"), std::string::npos) << dtype.what();
+      EXPECT_NE(std::string(dtype.what()).find("int32"), std::string::npos) << dtype.what();
+      EXPECT_EQ(as_int, std::vector<int32_t>(4, -1));
+      std::vector<int32_t> too_small(2, -1);
+      Error count = error_of([&] { group.recv(too_small, 0, 1); });
+      EXPECT_EQ(count.code(), ErrorCode::kMismatch);
+      EXPECT_NE(std::string(count.what()).find("count=8"), std::string::npos) << count.what();
+      EXPECT_EQ(too_small, std::vector<int32_t>(2, -1));
+    }
+  });
+}
+
+TEST(PointToPointErrors, AStuckPeerIsATimeoutNamingIt) {
+  testing::ThreadRanksOptions options;
+  options.timeout = std::chrono::milliseconds(800);
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> data(3);
+    if (group.rank() == 1) {
+      auto started = std::chrono::steady_clock::now();
+      Error error = error_of([&] { group.recv(data, 0, 9); });
+      auto waited = std::chrono::steady_clock::now() - started;
+      EXPECT_EQ(error.code(), ErrorCode::kTimeout);
+      EXPECT_NE(std::string(error.what()).find("rank 0"), std::string::npos) << error.what();
+      EXPECT_NE(std::string(error.what()).find("op=recv"), std::string::npos) << error.what();
+      EXPECT_LT(waited, std::chrono::seconds(5));
+    }
+    // Rank 0 never sends tag 9, and stays (stuck) past rank 1's deadline.
+    if (group.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }, options);
+}
+
+TEST(PointToPointErrors, WaitWithATimeoutCancelsTheReceive) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<int32_t> data(2, -1);
+    if (group.rank() == 1) {
+      auto work = group.irecv(data, 0, 4);
+      Error error = error_of([&] { work->wait(std::chrono::milliseconds(50)); });
+      EXPECT_EQ(error.code(), ErrorCode::kTimeout);
+      std::vector<int32_t> sync(1);
+      group.send(sync, 0, 5);  // now rank 0 sends tag 4: it must not land in `data`
+      std::vector<int32_t> fresh(2);
+      group.recv(fresh, 0, 4);
+      EXPECT_EQ(fresh, (std::vector<int32_t>{8, 9}));
+      EXPECT_EQ(data, (std::vector<int32_t>{-1, -1}));
+    } else {
+      std::vector<int32_t> sync(1);
+      group.recv(sync, 1, 5);
+      std::vector<int32_t> late{8, 9};
+      group.send(late, 1, 4);
+    }
+  });
+}
+
+TEST(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
+  run_ranks(3, [](ProcessGroup& group) {
+    std::vector<float> data(1);
+    if (group.rank() == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      group.abort("test abort");
+      EXPECT_EQ(error_of([&] { group.send(data, 1); }).code(), ErrorCode::kAborted);
+      return;
+    }
+    // Ranks 1 and 2 wait on each other; rank 0's abort reaches them through the flood.
+    group.send(data, 0);  // connects to rank 0 so the abort can reach us
+    Error error = error_of([&] { group.recv(data, 3 - group.rank(), 7); });
+    EXPECT_EQ(error.code(), ErrorCode::kAborted) << error.what();
+    EXPECT_NE(std::string(error.what()).find("test abort"), std::string::npos) << error.what();
+  });
+}
+
+}  // namespace
+}  // namespace weft
