@@ -107,7 +107,7 @@ Error Communicator::describe_failure(const transport::Request& request,
     // A transport-level error: keep its message, give it this group's context.
     context.peer_address =
         cause.context().peer_address.empty() ? context.peer_address : cause.context().peer_address;
-    return Error(cause.code(), cause.message(), context);
+    return Error(cause.code(), cause.message(), context, cause.earlier_cause());
   }
   return cause.with_context(context);
 }

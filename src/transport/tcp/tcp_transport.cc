@@ -306,11 +306,10 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
     std::lock_guard lock(mutex_);
     for (int peer = 0; peer < options_.world_size; ++peer) {
       if (peer == except_peer || peer == options_.rank || peers_[peer]->failed.load()) continue;
+      // Every connection, not one: the peer reads them independently, and the news must be
+      // ahead of anything we send later (a goodbye) on whichever it reads first.
       for (TcpConnection* connection : peers_[peer]->connections) {
-        if (connection->state == ConnectionState::kReady) {
-          targets.push_back(connection);
-          break;
-        }
+        if (connection->state == ConnectionState::kReady) targets.push_back(connection);
       }
     }
   }
@@ -676,15 +675,44 @@ void TcpTransport::close_connection(TcpConnection* connection) {
   connection->fd.reset();
 }
 
+void TcpTransport::drain_siblings(TcpConnection* lost) {
+  std::vector<TcpConnection*> siblings;
+  {
+    std::lock_guard lock(mutex_);
+    for (TcpConnection* connection : peers_[lost->peer]->connections) {
+      if (connection != lost && connection->state == ConnectionState::kReady) {
+        siblings.push_back(connection);
+      }
+    }
+  }
+  for (TcpConnection* sibling : siblings) {
+    // Only the event loop holds two in_mutexes at once, so this cannot deadlock.
+    std::lock_guard in_lock(sibling->in_mutex);
+    std::string ignored;
+    bool alive;
+    try {
+      alive = read_available(sibling, &ignored);
+    } catch (const Error&) {
+      alive = false;
+    }
+    if (!alive) close_connection(sibling);
+  }
+}
+
 void TcpTransport::on_connection_lost(TcpConnection* connection, const std::string& why) {
   int peer = connection->peer;
   bool graceful = connection->goodbye_received;
   close_connection(connection);
   if (peer < 0) return;  // a stranger or an unfinished handshake
+  // Both ranks may have connected at once: what the peer sent before it left may still sit on
+  // its other connection. Deliver that before declaring anything pending lost.
+  drain_siblings(connection);
   bool we_stop;
+  std::shared_ptr<const Error> earlier_death;
   {
     std::lock_guard lock(mutex_);
     we_stop = shutting_down_;
+    earlier_death = first_death_;
     if (connection->bound_unexpected) {
       matcher_.erase_unexpected(connection->bound_unexpected);
       connection->bound_unexpected = nullptr;
@@ -693,8 +721,12 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
   if (we_stop) return;
   std::string who = "rank " + std::to_string(peer) + " (" + connection->address + ")";
   std::shared_ptr<const Error> error =
-      graceful ? peer_error(peer, ErrorCode::kPeerFailure,
-                            who + " has shut down; operations with it cannot complete")
+      graceful ? std::make_shared<const Error>(
+                     ErrorCode::kPeerFailure,
+                     who + " has shut down; operations with it cannot complete",
+                     peer_error(peer, ErrorCode::kPeerFailure, "")->context(),
+                     // A rank usually shuts down early because another died: keep that cause.
+                     earlier_death)
                : peer_error(peer, ErrorCode::kPeerFailure,
                             who + " " + (why.rfind("refused", 0) == 0 ? why
                                          : "closed its connection unexpectedly (" + why +
@@ -741,6 +773,8 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
     if (state.failed.load()) return;
     state.failure = error;
     state.failed.store(true);
+    if (flood && !first_death_) first_death_ = error;
+    if (flood) ++floods_in_flight_;
     victims = matcher_.take_posted_from(peer);
     victims.splice(victims.end(), matcher_.take_claims_from(peer));
     for (TcpConnection* connection : state.connections) {
@@ -753,10 +787,16 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
     }
     listener = listener_;
   }
+  // Tell the others before waking our own waiters: a waiter that gives up and shuts down says
+  // goodbye, and the news must be ahead of it on every connection.
+  if (flood) {
+    broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), error->message(),
+                      peer);
+    std::lock_guard lock(mutex_);
+    --floods_in_flight_;
+  }
   for (const RequestPtr& victim : victims) victim->fail(error);
   if (listener.on_peer_failed) listener.on_peer_failed(peer, error);
-  if (flood) broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer),
-                               error->message(), peer);
 }
 
 void TcpTransport::fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood) {
@@ -847,6 +887,15 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   };
+  // A failure being told to the others must go out before our goodbye (a thread that saw the
+  // failure early may already be shutting us down).
+  auto floods_done = [this] {
+    std::lock_guard lock(mutex_);
+    return floods_in_flight_ == 0;
+  };
+  while (!floods_done() && std::chrono::steady_clock::now() < flush_deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
   drain(flush_deadline);
   std::vector<TcpConnection*> ready;
   {

@@ -99,6 +99,7 @@ class TcpTransport final : public Transport {
   void became_ready(TcpConnection* connection);
   void close_connection(TcpConnection* connection);
   void on_connection_lost(TcpConnection* connection, const std::string& why);
+  void drain_siblings(TcpConnection* lost);
   void drop_stale_handshakes();
 
   // --- failure ---
@@ -118,6 +119,8 @@ class TcpTransport final : public Transport {
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<TcpConnection>> connections_;  // every connection ever made
   std::set<uint64_t> aborted_contexts_;
+  std::shared_ptr<const Error> first_death_;
+  int floods_in_flight_ = 0;  // failures being told to the other peers right now  // the first peer seen to die, the usual root cause
   BufferPool pool_;
   Matcher matcher_{pool_};
   TransportListener listener_;

@@ -1,0 +1,127 @@
+// Ranks as processes: a dead, stuck or foreign peer, and a dying store, give every rank a
+// clear error quickly instead of a hang.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "support/child_processes.h"
+#include "weft/tcp_store_server.h"
+
+namespace weft {
+namespace {
+
+using testing::ChildProcess;
+using testing::ChildResult;
+
+struct Job {
+  std::unique_ptr<TcpStoreServer> store = std::make_unique<TcpStoreServer>();
+  std::vector<std::unique_ptr<ChildProcess>> ranks;
+
+  void start(const std::string& scenario, int world_size,
+             std::map<std::string, std::string> extra = {},
+             std::map<int, std::map<std::string, std::string>> per_rank = {}) {
+    for (int rank = 0; rank < world_size; ++rank) {
+      std::map<std::string, std::string> env = {
+          {"RANK", std::to_string(rank)},
+          {"WORLD_SIZE", std::to_string(world_size)},
+          {"WEFT_STORE_ADDR", "127.0.0.1:" + std::to_string(store->port())},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"WEFT_TIMEOUT", "30s"},
+      };
+      for (auto& [key, value] : extra) env[key] = value;
+      for (auto& [key, value] : per_rank[rank]) env[key] = value;
+      ranks.push_back(std::make_unique<ChildProcess>(
+          std::vector<std::string>{WEFT_TEST_RANK_PATH, scenario}, env));
+    }
+  }
+};
+
+// "RESULT code ms message" -> elapsed ms, or -1.
+long elapsed_ms(const ChildResult& result) {
+  auto at = result.out.find("RESULT ");
+  if (at == std::string::npos) return -1;
+  std::istringstream line(result.out.substr(at + 7));
+  std::string code;
+  long ms = -1;
+  line >> code >> ms;
+  return ms;
+}
+
+void expect_fast_failure_naming(const ChildResult& result, int rank, const std::string& dead) {
+  EXPECT_FALSE(result.timed_out) << "rank " << rank << " hung";
+  EXPECT_EQ(result.exit_code, 0) << "rank " << rank << " out: " << result.out
+                                 << " err: " << result.err;
+  EXPECT_NE(result.out.find(dead), std::string::npos) << "rank " << rank << ": " << result.out;
+  long ms = elapsed_ms(result);
+  EXPECT_GE(ms, 0) << result.out;
+  EXPECT_LT(ms, 2000) << "rank " << rank << " took " << ms << " ms to notice";
+}
+
+TEST(PeerFailure, SurvivorsOfADeathDuringAReceiveFailFastNamingThePeer) {
+  Job job;
+  job.start("peer_dies_during_receive", 3);
+  for (int rank = 0; rank < 2; ++rank) {
+    expect_fast_failure_naming(job.ranks[rank]->wait(std::chrono::seconds(30)), rank, "rank 2");
+  }
+  EXPECT_EQ(job.ranks[2]->wait(std::chrono::seconds(5)).signal, SIGKILL);
+}
+
+TEST(PeerFailure, APeerThatDiedBeforeAnyConnectionIsNoticed) {
+  Job job;
+  job.start("peer_dies_before_connecting", 3);
+  for (int rank = 0; rank < 2; ++rank) {
+    expect_fast_failure_naming(job.ranks[rank]->wait(std::chrono::seconds(30)), rank, "rank 2");
+  }
+}
+
+TEST(PeerFailure, EveryRankOfARingHearsOfTheDeath) {
+  Job job;
+  job.start("peer_dies_during_ring", 4);
+  for (int rank : {0, 2, 3}) {
+    expect_fast_failure_naming(job.ranks[rank]->wait(std::chrono::seconds(30)), rank, "rank 1");
+  }
+}
+
+TEST(PeerFailure, AStuckPeerIsATimeoutNamingIt) {
+  Job job;
+  job.start("stuck_peer", 2, {{"WEFT_TIMEOUT", "1s"}});
+  ChildResult survivor = job.ranks[0]->wait(std::chrono::seconds(30));
+  job.ranks[1]->signal(SIGKILL);
+  EXPECT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
+  EXPECT_NE(survivor.out.find("RESULT timeout"), std::string::npos) << survivor.out;
+  EXPECT_NE(survivor.out.find("rank 1"), std::string::npos) << survivor.out;
+  long ms = elapsed_ms(survivor);
+  EXPECT_GE(ms, 900);
+  EXPECT_LT(ms, 3000);
+}
+
+TEST(Handshake, AConnectionWithTheWrongJobTokenIsRefusedAndLogged) {
+  Job job;
+  job.start("wrong_token", 2, {}, {{0, {{"WEFT_JOB_TOKEN", "token-of-job-a"}}},
+                                    {1, {{"WEFT_JOB_TOKEN", "token-of-job-b"}}}});
+  for (int rank = 0; rank < 2; ++rank) {
+    ChildResult result = job.ranks[rank]->wait(std::chrono::seconds(30));
+    EXPECT_EQ(result.exit_code, 0) << "rank " << rank << ": " << result.out << result.err;
+    EXPECT_NE(result.out.find("RESULT unauthorized"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("job token mismatch"), std::string::npos) << result.out;
+    EXPECT_NE(result.err.find("refused a connection"), std::string::npos) << result.err;
+  }
+}
+
+TEST(StoreFailure, ABlockedStoreCallFailsWhenTheServerGoesAway) {
+  Job job;
+  job.start("store_dies", 1);
+  // Wait until the client is parked in its get, then stop the server.
+  for (int i = 0; i < 500 && job.store->num_clients() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  job.store.reset();
+  ChildResult result = job.ranks[0]->wait(std::chrono::seconds(30));
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("store server"), std::string::npos) << result.out;
+  EXPECT_LT(elapsed_ms(result), 2000);
+}
+
+}  // namespace
+}  // namespace weft

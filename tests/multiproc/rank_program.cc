@@ -1,0 +1,148 @@
+// One rank of a multi-process failure scenario (tests/multiproc/failure_test.cc starts it).
+// Usage: weft_test_rank SCENARIO, with RANK, WORLD_SIZE, WEFT_STORE_ADDR or MASTER_* set.
+// Prints "RESULT <code> <elapsed ms> <message>" for the error the scenario expects, exits 0
+// when the expected error came, 1 otherwise.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int report(const weft::Error& error, Clock::time_point since, weft::ErrorCode expected) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count();
+  std::printf("RESULT %s %lld %s\n", weft::to_string(error.code()), static_cast<long long>(ms),
+              error.what());
+  std::fflush(stdout);
+  return error.code() == expected ? 0 : 1;
+}
+
+int no_error() {
+  std::printf("RESULT none\n");
+  return 1;
+}
+
+// Rank 2 says hello to everyone, then dies; the others wait for a second message from it.
+int peer_dies_during_receive(bool connect_first) {
+  auto group = weft::init_process_group();
+  std::vector<int32_t> data(16);
+  const int victim = group->size() - 1;
+  if (group->rank() == victim) {
+    if (connect_first) {
+      for (int peer = 0; peer < victim; ++peer) group->send(data, peer, 1);
+    }
+    std::fflush(nullptr);
+    raise(SIGKILL);
+  }
+  if (connect_first) group->recv(data, victim, 1);
+  auto started = Clock::now();
+  try {
+    group->recv(data, victim, 2);
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kPeerFailure);
+  }
+  return no_error();
+}
+
+// Ranks wait on a live neighbour in a ring exchange while another rank dies: the news of the
+// death reaches them through the failure flood only if they are connected to someone who saw
+// it; the test checks every rank's error names the dead rank.
+int peer_dies_during_ring(void) {
+  auto group = weft::init_process_group();
+  std::vector<int32_t> data(4);
+  int right = (group->rank() + 1) % group->size();
+  int left = (group->rank() + group->size() - 1) % group->size();
+  // Build the ring's connections.
+  auto works = group->batch_isend_irecv(
+      {weft::P2POp::send(weft::ConstBufferView(data), right), weft::P2POp::recv(weft::BufferView(data), left)});
+  for (auto& work : works) work->wait();
+  if (group->rank() == 1) raise(SIGKILL);
+  auto started = Clock::now();
+  try {
+    group->recv(data, left, 3);  // rank 2 waits on the dead rank 1, rank 0 on rank 3, ...
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kPeerFailure);
+  }
+  return no_error();
+}
+
+int stuck_peer() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(8);
+  if (group->rank() == 1) {
+    group->send(data, 0, 1);
+    raise(SIGSTOP);  // the test kills us later
+    return 0;
+  }
+  group->recv(data, 1, 1);
+  auto started = Clock::now();
+  try {
+    group->recv(data, 1, 2);
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kTimeout);
+  }
+  return no_error();
+}
+
+// Started with different WEFT_JOB_TOKENs: the rendezvous works, the connection is refused.
+int wrong_token() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(8);
+  auto started = Clock::now();
+  try {
+    if (group->rank() == 0) group->send(data, 1);
+    else group->recv(data, 0);
+  } catch (const weft::Error& e) {
+    int status = report(e, started, weft::ErrorCode::kUnauthorized);
+    // Stay until the other rank has been refused too: leaving early would reset its socket.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return status;
+  }
+  return no_error();
+}
+
+// A blocking store call while the store server goes away.
+int store_dies() {
+  const char* address = std::getenv("WEFT_STORE_ADDR");
+  std::string text = address ? address : "";
+  auto colon = text.rfind(':');
+  weft::TcpStore store(text.substr(0, colon), std::stoi(text.substr(colon + 1)),
+                       std::chrono::milliseconds(5000));
+  store.set("ready", weft::to_bytes("1"));
+  store.set_timeout(std::chrono::milliseconds(20000));
+  auto started = Clock::now();
+  try {
+    store.get("never-set");
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kPeerFailure);
+  }
+  return no_error();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string scenario = argc > 1 ? argv[1] : "";
+  try {
+    if (scenario == "peer_dies_during_receive") return peer_dies_during_receive(true);
+    if (scenario == "peer_dies_before_connecting") return peer_dies_during_receive(false);
+    if (scenario == "peer_dies_during_ring") return peer_dies_during_ring();
+    if (scenario == "stuck_peer") return stuck_peer();
+    if (scenario == "wrong_token") return wrong_token();
+    if (scenario == "store_dies") return store_dies();
+  } catch (const std::exception& e) {
+    std::printf("UNEXPECTED %s\n", e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "unknown scenario '%s'\n", scenario.c_str());
+  return 2;
+}

@@ -1,0 +1,528 @@
+// weftrun_test — runs the real weftrun binary on small programs: shell one-liners, and this
+// test binary itself in "probe" mode (a rank that uses the job's store through
+// WEFT_STORE_ADDR). Every launch has a deadline: a weftrun still running when it passes is
+// killed and the test fails, so a bug never hangs the suite.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/socket.h"
+#include "weft/store.h"
+#include "weft/tcp_store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+int count_of(const std::string& text, const std::string& needle) {
+  int count = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
+// A scratch directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "weftrun_test.XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// One weftrun process with stdout and stderr captured in files (no pipe to drain, so no
+// deadlock however much it writes).
+class Weftrun {
+ public:
+  Weftrun(const std::vector<std::string>& args, const fs::path& dir, const std::string& name = "weftrun",
+          const std::map<std::string, std::string>& env = {}, bool clear_token = true)
+      : out_path_(dir / (name + ".out")), err_path_(dir / (name + ".err")) {
+    std::vector<std::string> argv = {WEFTRUN_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(out, 1);
+      ::dup2(err, 2);
+      if (clear_token) ::unsetenv("WEFT_JOB_TOKEN");
+      for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
+      std::vector<char*> raw;
+      for (auto& arg : argv) raw.push_back(arg.data());
+      raw.push_back(nullptr);
+      ::execv(raw[0], raw.data());
+      ::_exit(126);
+    }
+    started_ = Clock::now();
+  }
+
+  ~Weftrun() {
+    if (pid_ > 0 && !done_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Waits until weftrun exits or the deadline passes (then kills it and fails the test).
+  // Returns the exit code, 128 + signal when killed by a signal, -1 on timeout.
+  int wait(std::chrono::milliseconds limit) {
+    auto deadline = Clock::now() + limit;
+    while (!done_) {
+      int status = 0;
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        done_ = true;
+        elapsed_ = Clock::now() - started_;
+        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (Clock::now() >= deadline) {
+        ADD_FAILURE() << "weftrun still running after " << limit.count() << " ms; killing it\nstderr:\n"
+                      << err();
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        done_ = true;
+        code_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return code_;
+  }
+
+  pid_t pid() const { return pid_; }
+  std::string out() const { return read_file(out_path_); }
+  std::string err() const { return read_file(err_path_); }
+  double seconds() const { return std::chrono::duration<double>(elapsed_).count(); }
+
+ private:
+  fs::path out_path_;
+  fs::path err_path_;
+  pid_t pid_ = -1;
+  bool done_ = false;
+  int code_ = -1;
+  Clock::time_point started_;
+  Clock::duration elapsed_{};
+};
+
+// Waits until `predicate` holds or `limit` passes.
+template <typename Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  while (!predicate()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// A zombie counts as gone: this machine's init may take a while to reap orphans.
+bool alive(pid_t pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+// The pids the ranks wrote into dir/pid.* ; expects `count` of them.
+std::vector<pid_t> rank_pids(const fs::path& dir) {
+  std::vector<pid_t> pids;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind("pid.", 0) != 0) continue;
+    std::string text = read_file(entry.path());
+    if (!text.empty()) pids.push_back(static_cast<pid_t>(std::stol(text)));
+  }
+  return pids;
+}
+
+void expect_all_gone(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    EXPECT_TRUE(eventually([&] { return !alive(pid); }, 2000ms)) << "process " << pid << " outlived weftrun";
+  }
+}
+
+int free_port() {
+  weft::util::Fd probe = weft::util::listen_on(weft::util::resolve("127.0.0.1", 0), false);
+  return weft::util::local_address_of(probe.get()).port();
+}
+
+std::string sh_quote_dir(const fs::path& dir) { return "'" + dir.string() + "'"; }
+
+// --- probe mode: a rank that meets the others in the job's store --------------------------
+
+int run_store_probe() {
+  const char* addr = std::getenv("WEFT_STORE_ADDR");
+  const char* rank_text = std::getenv("RANK");
+  const char* size_text = std::getenv("WORLD_SIZE");
+  const char* token = std::getenv("WEFT_JOB_TOKEN");
+  if (!addr || !rank_text || !size_text || !token) {
+    std::fprintf(stderr, "probe: bootstrap variables missing\n");
+    return 10;
+  }
+  auto [host, port] = weft::util::split_host_port(addr, "WEFT_STORE_ADDR");
+  int rank = std::atoi(rank_text);
+  int size = std::atoi(size_text);
+  weft::TcpStore store(host, port, std::chrono::milliseconds(10'000));
+  store.set_timeout(std::chrono::milliseconds(10'000));
+  store.set("probe/rank/" + std::to_string(rank), weft::to_bytes(token));
+  std::vector<std::string> keys;
+  for (int r = 0; r < size; ++r) keys.push_back("probe/rank/" + std::to_string(r));
+  std::vector<weft::Bytes> tokens = store.multi_get(keys);  // a barrier over the whole job
+  for (const auto& t : tokens) {
+    if (weft::to_string(t) != token) {
+      std::fprintf(stderr, "probe: ranks disagree about the job token\n");
+      return 11;
+    }
+  }
+  std::printf("probe rank=%d size=%d token=%s\n", rank, size, token);
+  return 0;
+}
+
+// --- tests -------------------------------------------------------------------------------
+
+TEST(Weftrun, SetsTheBootstrapEnvironmentForEveryRank) {
+  TempDir dir;
+  Weftrun run({"-n", "3", "sh", "-c",
+               "echo env $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $NODE_RANK "
+               "$MASTER_ADDR $MASTER_PORT $WEFT_JOB_TOKEN $WEFT_STORE_ADDR"},
+              dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  std::regex pattern(
+      R"(\[rank (\d)\] env (\d) 3 (\d) 3 0 0 127\.0\.0\.1 (\d+) ([0-9a-f]{32}) 127\.0\.0\.1:(\d+))");
+  std::set<int> ranks;
+  std::set<std::string> tokens;
+  for (const std::string& line : lines_of(run.out())) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, pattern)) << line;
+    EXPECT_EQ(m[1], m[2]);
+    EXPECT_EQ(m[2], m[3]);  // one node: RANK == LOCAL_RANK
+    EXPECT_NE(m[4], m[6]) << "MASTER_PORT must differ from the weft store's port";
+    ranks.insert(std::stoi(m[2]));
+    tokens.insert(m[5]);
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(tokens.size(), 1u) << "every rank gets the same job token";
+  EXPECT_EQ(run.err(), "");
+}
+
+TEST(Weftrun, RanksShareTheStoreItHosts) {
+  TempDir dir;
+  Weftrun run({"--nproc-per-node", "3", self_exe(), "--weftrun-store-probe"}, dir.path());
+  ASSERT_EQ(run.wait(20s), 0) << run.err();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(
+        count_of(run.out(), "[rank " + std::to_string(r) + "] probe rank=" + std::to_string(r) + " size=3"),
+        1)
+        << run.out();
+  }
+}
+
+TEST(Weftrun, JobTokenFromTheEnvironmentOrTheFlag) {
+  TempDir dir;
+  Weftrun from_env({"-n", "2", "sh", "-c", "echo token=$WEFT_JOB_TOKEN"}, dir.path(), "env",
+                   {{"WEFT_JOB_TOKEN", "sesame"}}, /*clear_token=*/false);
+  ASSERT_EQ(from_env.wait(10s), 0) << from_env.err();
+  EXPECT_EQ(count_of(from_env.out(), "token=sesame\n"), 2) << from_env.out();
+
+  Weftrun from_flag({"-n", "2", "--job-token", "opensesame", "sh", "-c", "echo token=$WEFT_JOB_TOKEN"},
+                    dir.path(), "flag", {{"WEFT_JOB_TOKEN", "sesame"}}, /*clear_token=*/false);
+  ASSERT_EQ(from_flag.wait(10s), 0) << from_flag.err();
+  EXPECT_EQ(count_of(from_flag.out(), "token=opensesame\n"), 2) << from_flag.out();
+}
+
+TEST(Weftrun, PrefixesEveryLineWithTheRank) {
+  TempDir dir;
+  Weftrun run({"-n", "2", "sh", "-c", "echo out$RANK; echo err$RANK >&2; printf partial$RANK"}, dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  std::string out = run.out();
+  std::string err = run.err();
+  for (int r = 0; r < 2; ++r) {
+    std::string R = std::to_string(r);
+    EXPECT_EQ(count_of(out, "[rank " + R + "] out" + R + "\n"), 1) << out;
+    EXPECT_EQ(count_of(out, "[rank " + R + "] partial" + R + "\n"), 1) << "a last line without newline";
+    EXPECT_EQ(count_of(err, "[rank " + R + "] err" + R + "\n"), 1) << err;
+    EXPECT_EQ(count_of(out, "err" + R), 0) << "stderr lines go to stderr";
+  }
+}
+
+TEST(Weftrun, NoPrefixLeavesOutputAlone) {
+  TempDir dir;
+  Weftrun run({"-n", "2", "--no-prefix", "sh", "-c", "echo out$RANK; echo err$RANK >&2"}, dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  EXPECT_EQ(count_of(run.out(), "[rank"), 0) << run.out();
+  EXPECT_EQ(count_of(run.out(), "out0\n"), 1);
+  EXPECT_EQ(count_of(run.out(), "out1\n"), 1);
+  EXPECT_EQ(count_of(run.err(), "err1\n"), 1);
+}
+
+TEST(Weftrun, LinesOfDifferentRanksNeverInterleave) {
+  TempDir dir;
+  // Each rank writes 3000 lines of 300 characters, in pieces smaller than a line.
+  Weftrun run({"-n", "3", "sh", "-c",
+               "awk -v r=$RANK 'BEGIN { s = sprintf(\"%300s\", \"\"); gsub(/ /, r, s);"
+               " for (i = 0; i < 3000; i++) { printf \"%s\", substr(s, 1, 100); fflush();"
+               " printf \"%s\\n\", substr(s, 101) } }'"},
+              dir.path());
+  ASSERT_EQ(run.wait(30s), 0) << run.err();
+  std::vector<std::string> lines = lines_of(run.out());
+  EXPECT_EQ(lines.size(), 9000u);
+  for (const std::string& line : lines) {
+    ASSERT_EQ(line.size(), 9u + 300u) << line.substr(0, 40);
+    char r = line[6];
+    ASSERT_EQ(line.substr(0, 9), std::string("[rank ") + r + "] ");
+    ASSERT_EQ(line.find_first_not_of(r, 9), std::string::npos) << "a line mixes ranks";
+  }
+}
+
+TEST(Weftrun, OneFailedRankStopsTheOthers) {
+  TempDir dir;
+  std::string script = "echo $$ > " + sh_quote_dir(dir.path()) +
+                       "/pid.$RANK; if [ $RANK = 2 ]; then sleep 0.3; exit 3; fi; exec sleep 30";
+  Weftrun run({"-n", "4", "sh", "-c", script}, dir.path());
+  EXPECT_EQ(run.wait(8s), 3) << run.err();
+  EXPECT_LT(run.seconds(), 4.0);
+  std::string err = run.err();
+  EXPECT_TRUE(std::regex_search(
+      err, std::regex(R"(^weftrun: rank 2 \(pid \d+\) exited with code 3; stopping the other 3 ranks$)",
+                      std::regex::multiline)))
+      << err;
+  EXPECT_EQ(count_of(err, "weftrun: rank"), 1) << "only the first failure is reported";
+  std::vector<pid_t> pids = rank_pids(dir.path());
+  EXPECT_EQ(pids.size(), 4u);
+  expect_all_gone(pids);
+}
+
+TEST(Weftrun, StopsWhatARankStartedToo) {
+  TempDir dir;
+  // Rank 0's shell waits on a background sleep: both are in the rank's process group.
+  std::string script = "if [ $RANK = 1 ]; then sleep 0.3; exit 1; fi; sleep 30 & echo $! > " +
+                       sh_quote_dir(dir.path()) + "/pid.grandchild; wait";
+  Weftrun run({"-n", "2", "sh", "-c", script}, dir.path());
+  EXPECT_EQ(run.wait(8s), 1) << run.err();
+  std::vector<pid_t> pids = rank_pids(dir.path());
+  ASSERT_EQ(pids.size(), 1u);
+  expect_all_gone(pids);
+}
+
+TEST(Weftrun, ReportsARankKilledByASignal) {
+  TempDir dir;
+  Weftrun run({"-n", "2", "sh", "-c", "if [ $RANK = 1 ]; then sleep 0.2; kill -9 $$; fi; exec sleep 30"},
+              dir.path());
+  EXPECT_EQ(run.wait(8s), 128 + 9) << run.err();
+  EXPECT_TRUE(std::regex_search(
+      run.err(), std::regex(R"(weftrun: rank 1 \(pid \d+\) was killed by signal 9 \(SIGKILL\))")))
+      << run.err();
+}
+
+TEST(Weftrun, KillsARankThatIgnoresSigterm) {
+  TempDir dir;
+  std::string script =
+      "echo $$ > " + sh_quote_dir(dir.path()) +
+      "/pid.$RANK; if [ $RANK = 1 ]; then sleep 0.3; exit 1; fi; trap '' TERM; exec sleep 30";
+  Weftrun run({"-n", "2", "sh", "-c", script}, dir.path());
+  EXPECT_EQ(run.wait(10s), 1) << run.err();
+  EXPECT_GT(run.seconds(), 2.5) << "the grace period comes before SIGKILL";
+  EXPECT_NE(run.err().find("still running after the grace period; killing"), std::string::npos) << run.err();
+  expect_all_gone(rank_pids(dir.path()));
+}
+
+TEST(Weftrun, ForwardsSigtermToEveryRank) {
+  TempDir dir;
+  Weftrun run(
+      {"-n", "2", "sh", "-c", "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done"},
+      dir.path());
+  ASSERT_TRUE(eventually([&] { return count_of(run.out(), "ready\n") == 2; }, 10s)) << run.err();
+  ::kill(run.pid(), SIGTERM);
+  EXPECT_EQ(run.wait(8s), 128 + SIGTERM) << run.err();
+  EXPECT_EQ(count_of(run.out(), "[rank 0] got-term\n"), 1) << run.out();
+  EXPECT_EQ(count_of(run.out(), "[rank 1] got-term\n"), 1) << run.out();
+  EXPECT_NE(run.err().find("weftrun: received SIGTERM; forwarding it to the 2 ranks"), std::string::npos)
+      << run.err();
+}
+
+TEST(Weftrun, RunsProgramsFromPathAndNamesOnesItCannotRun) {
+  TempDir dir;
+  Weftrun ok({"-n", "2", "true"}, dir.path(), "ok");
+  EXPECT_EQ(ok.wait(10s), 0) << ok.err();
+
+  Weftrun missing({"-n", "2", "/nonexistent/program"}, dir.path(), "missing");
+  EXPECT_EQ(missing.wait(10s), 127);
+  EXPECT_NE(missing.err().find("weftrun: cannot run '/nonexistent/program': No such file or directory"),
+            std::string::npos)
+      << missing.err();
+}
+
+TEST(Weftrun, TwoNodesMakeOneJob) {
+  TempDir dir;
+  int port = free_port();
+  auto node = [&](int rank) {
+    return std::vector<std::string>{"--nnodes",
+                                    "2",
+                                    "--node-rank",
+                                    std::to_string(rank),
+                                    "--master-addr",
+                                    "127.0.0.1",
+                                    "--master-port",
+                                    std::to_string(port),
+                                    "-n",
+                                    "2",
+                                    "sh",
+                                    "-c",
+                                    "echo env $RANK $WORLD_SIZE $LOCAL_RANK $GROUP_RANK $MASTER_PORT "
+                                    "$WEFT_STORE_ADDR $WEFT_JOB_TOKEN; exec \"$0\" --weftrun-store-probe",
+                                    self_exe()};
+  };
+  // Node 1 first: it must wait for node 0's store to come up.
+  Weftrun node1(node(1), dir.path(), "node1");
+  std::this_thread::sleep_for(200ms);
+  Weftrun node0(node(0), dir.path(), "node0");
+  ASSERT_EQ(node0.wait(20s), 0) << node0.err();
+  ASSERT_EQ(node1.wait(20s), 0) << node1.err();
+
+  std::regex pattern(R"(\[rank (\d)\] env (\d) 4 (\d) (\d) (\d+) 127\.0\.0\.1:(\d+) ([0-9a-f]{32}))");
+  std::set<int> ranks;
+  std::set<std::string> tokens;
+  for (int n = 0; n < 2; ++n) {
+    for (const std::string& line : lines_of(n == 0 ? node0.out() : node1.out())) {
+      std::smatch m;
+      if (!std::regex_match(line, m, pattern)) continue;
+      int rank = std::stoi(m[2]);
+      EXPECT_EQ(rank, n * 2 + std::stoi(m[3]));
+      EXPECT_EQ(std::stoi(m[4]), n);
+      EXPECT_EQ(std::stoi(m[5]), port + 1);
+      EXPECT_EQ(std::stoi(m[6]), port);
+      ranks.insert(rank);
+      tokens.insert(m[7]);
+    }
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+  EXPECT_EQ(tokens.size(), 1u) << "both nodes use node 0's token";
+  // The probes met in one store: each saw all four ranks.
+  EXPECT_EQ(count_of(node0.out() + node1.out(), "size=4 token="), 4) << node0.out() << node1.out();
+}
+
+TEST(Weftrun, AFailureOnOneNodeStopsTheOther) {
+  TempDir dir;
+  int port = free_port();
+  auto node = [&](int rank, const std::string& script) {
+    return std::vector<std::string>{"--nnodes",
+                                    "2",
+                                    "--node-rank",
+                                    std::to_string(rank),
+                                    "--master-addr",
+                                    "127.0.0.1",
+                                    "--master-port",
+                                    std::to_string(port),
+                                    "-n",
+                                    "2",
+                                    "sh",
+                                    "-c",
+                                    script};
+  };
+  std::string pid_file = "echo $$ > " + sh_quote_dir(dir.path()) + "/pid.$RANK; ";
+  Weftrun node0(node(0, pid_file + "exec sleep 30"), dir.path(), "node0");
+  Weftrun node1(node(1, pid_file + "if [ $RANK = 3 ]; then sleep 0.5; exit 5; fi; exec sleep 30"), dir.path(),
+                "node1");
+  EXPECT_EQ(node1.wait(15s), 5) << node1.err();
+  EXPECT_EQ(node0.wait(15s), 5) << node0.err();
+  EXPECT_LT(node0.seconds(), 8.0);
+  EXPECT_TRUE(
+      std::regex_search(node1.err(), std::regex(R"(weftrun: rank 3 \(node 1, pid \d+\) exited with code 5)")))
+      << node1.err();
+  EXPECT_TRUE(std::regex_search(
+      node0.err(),
+      std::regex(
+          R"(weftrun: stopping the 2 ranks of node 0: rank 3 \(node 1, pid \d+\) exited with code 5)")))
+      << node0.err();
+  expect_all_gone(rank_pids(dir.path()));
+}
+
+TEST(Weftrun, RejectsBadFlagsWithOneLine) {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"-n", "0", "true"}, "weftrun: -n expects an integer in [1, 4096], got '0'"},
+      {{"--nnodes", "two", "true"}, "weftrun: --nnodes expects an integer"},
+      {{"--frobnicate", "true"}, "weftrun: unknown option '--frobnicate'"},
+      {{"-n", "2"}, "weftrun: no program given"},
+      {{"--nnodes", "2", "--node-rank", "2", "true"}, "weftrun: --node-rank 2 is not below --nnodes 2"},
+      {{"--master-port"}, "weftrun: --master-port expects a value"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    Weftrun run(c.args, dir.path(), "bad" + std::to_string(i++));
+    EXPECT_EQ(run.wait(5s), 2);
+    std::string err = run.err();
+    EXPECT_EQ(err.rfind(c.message, 0), 0u) << err;
+    EXPECT_EQ(count_of(err, "\n"), 1) << err;
+    EXPECT_EQ(run.out(), "");
+  }
+}
+
+TEST(Weftrun, HelpPrintsUsage) {
+  TempDir dir;
+  Weftrun run({"--help"}, dir.path());
+  EXPECT_EQ(run.wait(5s), 0);
+  EXPECT_EQ(run.out().rfind("usage: weftrun", 0), 0u) << run.out();
+  EXPECT_NE(run.out().find("--nproc-per-node"), std::string::npos);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--weftrun-store-probe") == 0) {
+    try {
+      return run_store_probe();
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "probe: %s\n", error.what());
+      return 12;
+    }
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

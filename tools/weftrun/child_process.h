@@ -1,0 +1,73 @@
+// ChildProcess — one rank: a program started with fork + execvpe in its own process group,
+// with its stdout and stderr either captured through pipes or inherited.
+//
+// Contract: spawn() returns only once exec has succeeded; a program that cannot be run (not
+// found, not executable) throws SpawnError naming it and errno's text, and leaves no process
+// behind. The child is the leader of a new process group, so signal_group() reaches
+// everything it started (a shell's children too), and it gets SIGKILL if weftrun dies
+// (PR_SET_PDEATHSIG), so a killed launcher leaves no orphan ranks. The object owns the pipe
+// read ends. Not thread-safe; fork only from the launcher's main thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace weft::run {
+
+class SpawnError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SpawnSpec {
+  std::vector<std::string> argv;         // argv[0] is looked up in PATH like execvp
+  std::vector<std::string> environment;  // "NAME=value", the child's whole environment
+  bool capture_output = true;            // pipes for stdout and stderr, else inherit ours
+  bool inherit_stdin = false;            // else /dev/null
+};
+
+class ChildProcess {
+ public:
+  static ChildProcess spawn(const SpawnSpec& spec);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) = delete;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  // Pipe read ends (non-blocking), -1 when not captured or already closed.
+  int stdout_fd() const { return stdout_fd_; }
+  int stderr_fd() const { return stderr_fd_; }
+  void close_stdout();
+  void close_stderr();
+
+  // Sends signo to the child's process group (a no-op once that group is empty).
+  void signal_group(int signo) const;
+  // Reaps the child if it has exited; true once it has (now or before).
+  bool try_reap();
+  bool reaped() const { return reaped_; }
+  // The waitpid status; valid once reaped().
+  int wait_status() const { return status_; }
+
+ private:
+  ChildProcess() = default;
+
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+// "exited with code 3" or "was killed by signal 9 (SIGKILL)".
+std::string describe_wait_status(int status);
+// The exit code a shell would report: the code, or 128 + signal.
+int exit_code_of(int status);
+bool succeeded(int status);
+
+}  // namespace weft::run

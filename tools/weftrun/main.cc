@@ -1,0 +1,154 @@
+// weftrun — the launcher: starts a job's ranks on this node (and meets the other nodes'
+// weftruns), hosts the job's store, forwards output, stops everything when one rank fails.
+// See docs/weftrun.md. This file is the glue; each part lives in its own file.
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "launch_options.h"
+#include "line_prefixer.h"
+#include "node_rendezvous.h"
+#include "rank_environment.h"
+#include "rank_supervisor.h"
+#include "signal_relay.h"
+#include "store_host.h"
+#include "util/random_token.h"
+
+namespace weft::run {
+namespace {
+
+// How long node 0 keeps the store up after a failure, so the other nodes see it.
+constexpr std::chrono::milliseconds kFailureLinger{10'000};
+// Node 0 gives up waiting for the other nodes when nobody but itself has been connected to the
+// store for this long (their weftrun and ranks are all gone).
+constexpr std::chrono::milliseconds kAbandonedAfter{3'000};
+
+std::string initial_token(const LaunchOptions& options) {
+  if (!options.job_token.empty()) return options.job_token;
+  const char* env = std::getenv("WEFT_JOB_TOKEN");
+  return env != nullptr ? env : "";
+}
+
+// Node 0 of a multi-node job: keep the store up until every node is done.
+int wait_for_other_nodes(NodeRendezvous& rendezvous, StoreHost& store, SignalRelay& signals,
+                         const SupervisorResult& result) {
+  int exit_code = result.exit_code;
+  std::optional<std::chrono::steady_clock::time_point> alone_since;
+  auto give_up = [&]() {
+    if (int signo = signals.take_termination_signal(); signo != 0) {
+      print_launcher_line("received a signal while waiting for the other nodes; exiting");
+      exit_code = 128 + signo;
+      return true;
+    }
+    if (store.num_clients() > 1) {
+      alone_since.reset();
+      return false;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (!alone_since) alone_since = now;
+    if (now - *alone_since < kAbandonedAfter) return false;
+    print_launcher_line("the other nodes left without reporting that their ranks ended");
+    if (exit_code == 0) exit_code = 1;
+    return true;
+  };
+  std::optional<std::chrono::milliseconds> linger;
+  if (result.failure) linger = kFailureLinger;
+  std::optional<JobFailure> failure = rendezvous.wait_until_all_done(give_up, linger);
+  if (exit_code == 0 && failure) {
+    print_launcher_line("the job failed on another node: " + failure->line);
+    exit_code = failure->exit_code;
+  }
+  return exit_code;
+}
+
+int launch(const LaunchOptions& options) {
+  JobLayout layout;
+  layout.nproc_per_node = options.nproc_per_node;
+  layout.nnodes = options.nnodes;
+  layout.node_rank = options.node_rank;
+
+  std::unique_ptr<StoreHost> store;
+  if (options.nnodes == 1 && !options.master_given) {
+    store = StoreHost::on_free_local_port();
+    layout.master_addr = "127.0.0.1";
+    layout.store_addr = join_host_port("127.0.0.1", store->port());
+    layout.master_port = pick_free_port();
+  } else {
+    if (options.node_rank == 0) {
+      try {
+        store = StoreHost::on_port(options.master_port);
+      } catch (const std::exception& error) {
+        throw std::runtime_error("cannot host the job's store on port " +
+                                 std::to_string(options.master_port) + ": " + error.what());
+      }
+    }
+    layout.master_addr = options.master_addr;
+    layout.master_port = options.master_port + 1;  // torch's own store, not weft's
+    layout.store_addr = join_host_port(options.master_addr, options.master_port);
+  }
+
+  std::string token = initial_token(options);
+  if (token.empty() && options.node_rank == 0) token = util::random_hex(16);
+
+  std::unique_ptr<NodeRendezvous> rendezvous;
+  if (options.nnodes > 1) {
+    // Node 0 talks to its own store over loopback; the others through --master-addr.
+    std::string host = options.node_rank == 0 ? "127.0.0.1" : options.master_addr;
+    try {
+      rendezvous =
+          std::make_unique<NodeRendezvous>(host, options.master_port, options.nnodes, options.node_rank,
+                                           std::chrono::seconds(options.join_timeout_seconds));
+      token = rendezvous->join(options.nproc_per_node, token);
+    } catch (const std::exception& error) {
+      throw std::runtime_error("cannot join the job at " + layout.store_addr + ": " + error.what());
+    }
+  }
+  layout.job_token = token;
+
+  SignalRelay signals;
+  signals.install();
+  SupervisorOptions supervisor_options;
+  supervisor_options.command = options.command;
+  supervisor_options.prefix_output = options.prefix_output;
+  RankSupervisor supervisor(supervisor_options, layout, signals, rendezvous.get());
+  SupervisorResult result = supervisor.run();
+
+  if (rendezvous == nullptr) return result.exit_code;
+  try {
+    rendezvous->report_done();
+  } catch (const std::exception&) {
+    // Node 0 is gone; nothing left to tell.
+  }
+  if (options.node_rank != 0) return result.exit_code;
+  return wait_for_other_nodes(*rendezvous, *store, signals, result);
+}
+
+}  // namespace
+}  // namespace weft::run
+
+int main(int argc, char** argv) {
+  using namespace weft::run;
+  LaunchOptions options;
+  try {
+    options = parse_launch_options(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UsageError& error) {
+    print_launcher_line(std::string(error.what()) + " (see weftrun --help)");
+    return 2;
+  }
+  if (options.show_help) {
+    std::fputs(usage_text(), stdout);
+    return 0;
+  }
+  try {
+    return launch(options);
+  } catch (const std::exception& error) {
+    print_launcher_line(error.what());
+    return 1;
+  }
+}

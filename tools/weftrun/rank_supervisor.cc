@@ -1,0 +1,275 @@
+#include "rank_supervisor.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "weft/error.h"
+
+extern char** environ;
+
+namespace weft::run {
+namespace {
+
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
+// After a rank is reaped its pipes are read until empty; a grandchild that keeps writing
+// could make that endless, so stop after this much.
+constexpr std::size_t kDrainLimit = 4u << 20;
+
+std::string signal_name(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
+}
+
+std::string ranks_phrase(int count, const char* adjective) {
+  if (count == 1) return std::string("the ") + adjective + (adjective[0] ? " " : "") + "rank";
+  return std::string("the ") + adjective + (adjective[0] ? " " : "") + std::to_string(count) + " ranks";
+}
+
+}  // namespace
+
+struct RankSupervisor::Rank {
+  int local_rank = 0;
+  int global_rank = 0;
+  std::unique_ptr<ChildProcess> child;
+  std::unique_ptr<LinePrefixer> out;
+  std::unique_ptr<LinePrefixer> err;
+};
+
+RankSupervisor::RankSupervisor(SupervisorOptions options, JobLayout layout, SignalRelay& signals,
+                               NodeRendezvous* rendezvous)
+    : options_(std::move(options)), layout_(std::move(layout)), signals_(signals), rendezvous_(rendezvous) {}
+
+RankSupervisor::~RankSupervisor() = default;
+
+void RankSupervisor::spawn_all() {
+  for (int local = 0; local < layout_.nproc_per_node; ++local) {
+    auto rank = std::make_unique<Rank>();
+    rank->local_rank = local;
+    rank->global_rank = layout_.global_rank(local);
+    SpawnSpec spec;
+    spec.argv = options_.command;
+    spec.environment = rank_environment(layout_, local, environ);
+    spec.capture_output = options_.prefix_output;
+    // NOTE(weftrun-stdin): every rank reads /dev/null. Ranks run in their own process groups,
+    // so one reading the terminal would be stopped with SIGTTIN.
+    spec.inherit_stdin = false;
+    rank->child = std::make_unique<ChildProcess>(ChildProcess::spawn(spec));
+    std::string prefix = "[rank " + std::to_string(rank->global_rank) + "] ";
+    rank->out = std::make_unique<LinePrefixer>(prefix, 1);
+    rank->err = std::make_unique<LinePrefixer>(prefix, 2);
+    ranks_.push_back(std::move(rank));
+  }
+}
+
+int RankSupervisor::running_count() const {
+  return static_cast<int>(
+      std::count_if(ranks_.begin(), ranks_.end(), [](const auto& rank) { return !rank->child->reaped(); }));
+}
+
+void RankSupervisor::pump_output(Rank& rank, int fd, bool drain) {
+  bool is_out = fd == rank.child->stdout_fd();
+  LinePrefixer& prefixer = is_out ? *rank.out : *rank.err;
+  char buffer[kReadChunk];
+  std::size_t total = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      prefixer.feed(buffer, static_cast<std::size_t>(n));
+      total += static_cast<std::size_t>(n);
+      // One chunk per wake-up keeps a chatty rank from starving the others.
+      if (!drain || total >= kDrainLimit) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    // EOF or a read error: this stream is over.
+    prefixer.finish();
+    if (is_out) {
+      rank.child->close_stdout();
+    } else {
+      rank.child->close_stderr();
+    }
+    return;
+  }
+}
+
+void RankSupervisor::on_rank_exit(Rank& rank) {
+  // Everything the rank wrote before exiting is in the pipes now: forward it, then close them
+  // (a grandchild holding the write ends must not keep weftrun waiting).
+  for (int fd : {rank.child->stdout_fd(), rank.child->stderr_fd()}) {
+    if (fd >= 0) pump_output(rank, fd, /*drain=*/true);
+  }
+  rank.out->finish();
+  rank.err->finish();
+  rank.child->close_stdout();
+  rank.child->close_stderr();
+
+  int status = rank.child->wait_status();
+  if (succeeded(status) || stopping_) return;
+
+  std::string what = "rank " + std::to_string(rank.global_rank) + " (" +
+                     (layout_.nnodes > 1 ? "node " + std::to_string(layout_.node_rank) + ", " : "") + "pid " +
+                     std::to_string(rank.child->pid()) + ") " + describe_wait_status(status);
+  int others = running_count();
+  print_launcher_line(what + (others > 0 ? "; stopping " + ranks_phrase(others, "other") : ""));
+  result_.exit_code = exit_code_of(status);
+  result_.failure = JobFailure{result_.exit_code, what};
+  result_.failed_here = true;
+  if (rendezvous_ != nullptr) {
+    try {
+      rendezvous_->publish_failure(*result_.failure);
+    } catch (const std::exception& error) {
+      print_launcher_line(std::string("cannot tell the other nodes: ") + error.what());
+    }
+  }
+  begin_stop(options_.failure_grace, SIGTERM);
+}
+
+void RankSupervisor::on_signal(int signo) {
+  int running = running_count();
+  if (stopping_) {
+    // Asked again: no more patience.
+    if (!killed_ && running > 0) {
+      print_launcher_line("received " + signal_name(signo) + " again; killing " + ranks_phrase(running, ""));
+    }
+    for (auto& rank : ranks_) {
+      if (!rank->child->reaped()) rank->child->signal_group(SIGKILL);
+    }
+    killed_ = true;
+    return;
+  }
+  result_.signal = signo;
+  result_.exit_code = 128 + signo;
+  std::string what =
+      (layout_.nnodes > 1 ? "weftrun of node " + std::to_string(layout_.node_rank) : std::string("weftrun")) +
+      " received " + signal_name(signo);
+  result_.failure = JobFailure{result_.exit_code, what};
+  result_.failed_here = true;
+  print_launcher_line("received " + signal_name(signo) + "; forwarding it to " + ranks_phrase(running, ""));
+  if (rendezvous_ != nullptr) {
+    try {
+      rendezvous_->publish_failure(*result_.failure);
+    } catch (const std::exception&) {
+      // The store is gone; the other nodes notice that on their own.
+    }
+  }
+  begin_stop(options_.signal_grace, signo);
+}
+
+void RankSupervisor::check_job_failure() {
+  next_store_poll_ = Clock::now() + options_.store_poll_interval;
+  std::optional<JobFailure> failure;
+  try {
+    failure = rendezvous_->poll_failure();
+  } catch (const std::exception& error) {
+    failure = JobFailure{1, "lost the job's store at " + rendezvous_->address() + " (" + error.what() + ")"};
+  }
+  if (!failure) return;
+  int running = running_count();
+  print_launcher_line("stopping " + ranks_phrase(running, "") + " of node " +
+                      std::to_string(layout_.node_rank) + ": " + failure->line);
+  result_.exit_code = failure->exit_code;
+  result_.failure = failure;
+  begin_stop(options_.failure_grace, SIGTERM);
+}
+
+void RankSupervisor::begin_stop(std::chrono::milliseconds grace, int signo) {
+  stopping_ = true;
+  kill_at_ = Clock::now() + grace;
+  for (auto& rank : ranks_) {
+    if (!rank->child->reaped()) rank->child->signal_group(signo);
+  }
+}
+
+void RankSupervisor::finish_stop_if_due() {
+  if (!stopping_ || killed_ || Clock::now() < kill_at_) return;
+  killed_ = true;
+  int running = running_count();
+  if (running == 0) return;
+  print_launcher_line(std::to_string(running) + (running == 1 ? " rank is" : " ranks are") +
+                      " still running after the grace period; killing them");
+  for (auto& rank : ranks_) {
+    if (!rank->child->reaped()) rank->child->signal_group(SIGKILL);
+  }
+}
+
+int RankSupervisor::poll_timeout_ms() const {
+  auto now = Clock::now();
+  auto timeout = std::chrono::milliseconds(1000);  // a safety net; SIGCHLD wakes us anyway
+  if (stopping_ && !killed_) {
+    timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(kill_at_ - now));
+  }
+  if (rendezvous_ != nullptr && !stopping_) {
+    timeout =
+        std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(next_store_poll_ - now));
+  }
+  return static_cast<int>(std::max<std::chrono::milliseconds::rep>(timeout.count() + 1, 0));
+}
+
+SupervisorResult RankSupervisor::run() {
+  next_store_poll_ = Clock::now() + options_.store_poll_interval;
+  try {
+    spawn_all();
+  } catch (const SpawnError& error) {
+    print_launcher_line(error.what());
+    result_.exit_code = 127;
+    result_.failure =
+        JobFailure{127, std::string("node ") + std::to_string(layout_.node_rank) + ": " + error.what()};
+    result_.failed_here = true;
+    if (rendezvous_ != nullptr) {
+      try {
+        rendezvous_->publish_failure(*result_.failure);
+      } catch (const std::exception&) {
+      }
+    }
+    begin_stop(options_.failure_grace, SIGTERM);
+  }
+
+  std::vector<pollfd> fds;
+  std::vector<Rank*> owners;
+  while (running_count() > 0) {
+    fds.clear();
+    owners.clear();
+    fds.push_back({signals_.fd(), POLLIN, 0});
+    owners.push_back(nullptr);
+    for (auto& rank : ranks_) {
+      for (int fd : {rank->child->stdout_fd(), rank->child->stderr_fd()}) {
+        if (fd < 0) continue;
+        fds.push_back({fd, POLLIN, 0});
+        owners.push_back(rank.get());
+      }
+    }
+    int ready = ::poll(fds.data(), fds.size(), poll_timeout_ms());
+    if (ready < 0 && errno != EINTR) {
+      print_launcher_line(std::string("poll: ") + std::strerror(errno));
+      break;  // the destructors of the ranks kill and reap them
+    }
+    if (ready > 0) {
+      if (fds[0].revents != 0) {
+        int signo = signals_.take_termination_signal();
+        if (signo != 0) on_signal(signo);
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) pump_output(*owners[i], fds[i].fd, /*drain=*/false);
+      }
+    }
+    for (auto& rank : ranks_) {
+      if (!rank->child->reaped() && rank->child->try_reap()) on_rank_exit(*rank);
+    }
+    if (rendezvous_ != nullptr && !stopping_ && Clock::now() >= next_store_poll_) check_job_failure();
+    finish_stop_if_due();
+  }
+
+  if (stopping_) {
+    // Whatever a stopped rank left behind in its process group goes with it.
+    for (auto& rank : ranks_) rank->child->signal_group(SIGKILL);
+  }
+  return result_;
+}
+
+}  // namespace weft::run

@@ -1,0 +1,78 @@
+// RankSupervisor — starts this node's ranks and watches them until all have ended: forwards
+// their output line by line with a "[rank R] " prefix, stops every rank when one fails or when
+// weftrun is told to stop, and (for a job that spans nodes) watches the job's failure key.
+//
+// Stopping: SIGTERM to every remaining rank's process group, SIGKILL after a grace period
+// (3 s after a failure, 5 s after SIGINT/SIGTERM to weftrun; a second SIGINT/SIGTERM kills at
+// once). run() returns only when every rank has been reaped.
+//
+// Contract: one per launcher, main thread only. The SignalRelay must be installed before
+// run(). The NodeRendezvous is optional (null on a one-node job) and borrowed.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "child_process.h"
+#include "line_prefixer.h"
+#include "node_rendezvous.h"
+#include "rank_environment.h"
+#include "signal_relay.h"
+
+namespace weft::run {
+
+struct SupervisorOptions {
+  std::vector<std::string> command;
+  bool prefix_output = true;
+  std::chrono::milliseconds failure_grace{3000};
+  std::chrono::milliseconds signal_grace{5000};
+  std::chrono::milliseconds store_poll_interval{200};
+};
+
+struct SupervisorResult {
+  int exit_code = 0;
+  // Why the ranks were stopped early, if they were (the line printed to stderr).
+  std::optional<JobFailure> failure;
+  bool failed_here = false;  // the failure or the signal happened on this node
+  int signal = 0;            // SIGINT/SIGTERM received by weftrun, else 0
+};
+
+class RankSupervisor {
+ public:
+  RankSupervisor(SupervisorOptions options, JobLayout layout, SignalRelay& signals,
+                 NodeRendezvous* rendezvous);
+  ~RankSupervisor();
+
+  SupervisorResult run();
+
+ private:
+  struct Rank;
+  using Clock = std::chrono::steady_clock;
+
+  void spawn_all();
+  void pump_output(Rank& rank, int fd, bool drain);
+  void on_rank_exit(Rank& rank);
+  void on_signal(int signo);
+  void check_job_failure();
+  void begin_stop(std::chrono::milliseconds grace, int signo);
+  void finish_stop_if_due();
+  int running_count() const;
+  int poll_timeout_ms() const;
+
+  SupervisorOptions options_;
+  JobLayout layout_;
+  SignalRelay& signals_;
+  NodeRendezvous* rendezvous_;
+
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  SupervisorResult result_;
+  bool stopping_ = false;
+  bool killed_ = false;
+  Clock::time_point kill_at_{};
+  Clock::time_point next_store_poll_{};
+};
+
+}  // namespace weft::run

@@ -1,0 +1,93 @@
+#include "signal_relay.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace weft::run {
+namespace {
+
+int g_write_fd = -1;
+int g_read_fd = -1;
+
+void on_signal(int signo) {
+  int saved = errno;
+  unsigned char byte = static_cast<unsigned char>(signo);
+  // Non-blocking: when the pipe is full the loop is awake anyway.
+  ssize_t ignored = ::write(g_write_fd, &byte, 1);
+  (void)ignored;
+  errno = saved;
+}
+
+constexpr int kCaught[] = {SIGINT, SIGTERM, SIGCHLD};
+
+}  // namespace
+
+void SignalRelay::install() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  }
+  g_read_fd = fds[0];
+  g_write_fd = fds[1];
+
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signo : kCaught) {
+    struct sigaction a = action;
+    if (signo == SIGCHLD) a.sa_flags |= SA_NOCLDSTOP;
+    ::sigaction(signo, &a, nullptr);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+SignalRelay::~SignalRelay() {
+  if (g_read_fd < 0) return;
+  for (int signo : kCaught) ::signal(signo, SIG_DFL);
+  ::close(g_read_fd);
+  ::close(g_write_fd);
+  g_read_fd = g_write_fd = -1;
+}
+
+int SignalRelay::fd() const { return g_read_fd; }
+
+int SignalRelay::take_termination_signal() {
+  int result = 0;
+  unsigned char buffer[64];
+  for (;;) {
+    ssize_t n = ::read(g_read_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buffer[i] == SIGINT || buffer[i] == SIGTERM) result = buffer[i];
+    }
+  }
+  return result;
+}
+
+void SignalRelay::reset_signals_in_child() {
+  for (int signo : kCaught) ::signal(signo, SIG_DFL);
+  // SIG_IGN survives exec; the program must get the default SIGPIPE.
+  ::signal(SIGPIPE, SIG_DFL);
+  sigset_t empty;
+  sigemptyset(&empty);
+  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+}
+
+SignalBlock::SignalBlock() {
+  sigset_t all;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved_mask_);
+}
+
+SignalBlock::~SignalBlock() { ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr); }
+
+}  // namespace weft::run
