@@ -53,6 +53,8 @@ class Error : public std::runtime_error {
   const ErrorContext& context() const noexcept { return context_; }
   // The first failure this one derives from (itself when it is the first).
   const Error& root_cause() const noexcept { return root_ ? *root_ : *this; }
+  // The first failure this one derives from, or null when it is the first.
+  const std::shared_ptr<const Error>& earlier_cause() const noexcept { return root_; }
 
   // A copy with the context filled in where this error's context is still empty.
   Error with_context(const ErrorContext& outer) const;
