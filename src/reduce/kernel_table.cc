@@ -1,6 +1,8 @@
 // Choosing the kernel table: CPU feature detection and WEFT_REDUCE_ISA.
 #include "reduce/kernel_table.h"
 
+#include "util/settings.h"
+
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -90,11 +92,9 @@ const KernelTable& kernel_table_for(Isa isa) {
 }
 
 const KernelTable& active_kernel_table() {
-  // NOTE(settings): WEFT_REDUCE_ISA is a test-only knob read here with std::getenv; it belongs
-  // in util's settings table (kChoice "scalar|avx2|avx512", default: best) once that table
-  // can be read from this layer without a dependency cycle.
   // A throw leaves the static uninitialized, so every later call reports the same error.
-  static const KernelTable& table = kernel_table_for(select_isa(std::getenv(kIsaVariable)));
+  static const KernelTable& table =
+      kernel_table_for(select_isa(util::setting_string(kIsaVariable).c_str()));
   return table;
 }
 

@@ -31,6 +31,9 @@ const std::vector<SettingSpec>& all_settings() {
        "decides."},
       {"WEFT_SPIN_US", SettingType::kInt, "50", "",
        "Microseconds a waiting thread spins before it sleeps. 0 sleeps at once."},
+      {"WEFT_REDUCE_ISA", SettingType::kString, "", "",
+       "Forces the reduction kernels' instruction set: scalar, avx2 or avx512 (for tests and "
+       "comparisons). Empty: the best this CPU runs."},
       {"WEFT_HANDSHAKE_TIMEOUT", SettingType::kDuration, "10s", "",
        "How long an incoming connection may take to present its job token before it is "
        "dropped."},

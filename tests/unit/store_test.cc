@@ -1,0 +1,273 @@
+// Every Store implementation against the same contract, and the TCP server against strangers.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "util/socket.h"
+#include "weft/weft.h"
+
+namespace weft {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct StoreUnderTest {
+  std::string name;
+  std::function<std::shared_ptr<Store>()> make;
+};
+
+class StoreContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const std::string& kind = GetParam();
+    if (kind == "memory") {
+      store_ = std::make_shared<MemoryStore>();
+    } else if (kind == "prefix") {
+      store_ = std::make_shared<PrefixStore>("group7", std::make_shared<MemoryStore>());
+    } else if (kind == "file") {
+      path_ = "/tmp/weft_store_test_" + std::to_string(getpid()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      for (char& c : path_) c = c == '/' && &c > &path_[4] ? '_' : c;
+      ::unlink(path_.c_str());
+      store_ = std::make_shared<FileStore>(path_);
+    } else {
+      server_ = std::make_unique<TcpStoreServer>();
+      store_ = std::make_shared<TcpStore>("127.0.0.1", server_->port(), 5000ms);
+    }
+  }
+  void TearDown() override {
+    store_.reset();
+    if (!path_.empty()) {
+      EXPECT_NE(::access(path_.c_str(), F_OK), 0) << "the FileStore left its file behind";
+    }
+  }
+  std::shared_ptr<Store> another_client() {
+    if (server_) return std::make_shared<TcpStore>("127.0.0.1", server_->port(), 5000ms);
+    if (!path_.empty()) return std::make_shared<FileStore>(path_);
+    return store_;
+  }
+
+  std::shared_ptr<Store> store_;
+  std::unique_ptr<TcpStoreServer> server_;
+  std::string path_;
+};
+
+TEST_P(StoreContract, SetGetCheckDelete) {
+  store_->set("a", to_bytes("1"));
+  EXPECT_EQ(to_string(store_->get("a")), "1");
+  EXPECT_TRUE(store_->check({"a"}));
+  EXPECT_FALSE(store_->check({"a", "b"}));
+  store_->set("a", to_bytes("2"));
+  EXPECT_EQ(to_string(store_->get("a")), "2");
+  EXPECT_TRUE(store_->delete_key("a"));
+  EXPECT_FALSE(store_->delete_key("a"));
+  EXPECT_FALSE(store_->check({"a"}));
+  store_->set("empty", {});
+  EXPECT_TRUE(store_->get("empty").empty());
+}
+
+TEST_P(StoreContract, AddKeepsDecimalCounters) {
+  EXPECT_EQ(store_->add("n", 5), 5);
+  EXPECT_EQ(store_->add("n", -2), 3);
+  EXPECT_EQ(to_string(store_->get("n")), "3");
+  store_->set("text", to_bytes("abc"));
+  EXPECT_THROW(store_->add("text", 1), Error);
+}
+
+TEST_P(StoreContract, CompareSetFollowsTorch) {
+  EXPECT_EQ(to_string(store_->compare_set("k", to_bytes("x"), to_bytes("y"))), "x");
+  EXPECT_FALSE(store_->check({"k"}));
+  EXPECT_EQ(to_string(store_->compare_set("k", {}, to_bytes("first"))), "first");
+  EXPECT_EQ(to_string(store_->compare_set("k", to_bytes("nope"), to_bytes("z"))), "first");
+  EXPECT_EQ(to_string(store_->compare_set("k", to_bytes("first"), to_bytes("second"))), "second");
+}
+
+TEST_P(StoreContract, MultiSetAndMultiGet) {
+  store_->multi_set({"x", "y"}, {to_bytes("1"), to_bytes("2")});
+  auto values = store_->multi_get({"y", "x"});
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_EQ(to_string(values[0]), "2");
+  EXPECT_EQ(to_string(values[1]), "1");
+  EXPECT_THROW(store_->multi_set({"x"}, {}), Error);
+}
+
+TEST_P(StoreContract, NumKeysCountsKeys) {
+  int64_t before = store_->num_keys();
+  store_->set("one", to_bytes("1"));
+  store_->set("two", to_bytes("2"));
+  EXPECT_EQ(store_->num_keys(), before + 2);
+}
+
+TEST_P(StoreContract, GetWaitsForAKeySetLater) {
+  auto other = another_client();
+  std::thread setter([&] {
+    std::this_thread::sleep_for(100ms);
+    other->set("late", to_bytes("here"));
+  });
+  EXPECT_EQ(to_string(store_->get("late")), "here");
+  setter.join();
+}
+
+TEST_P(StoreContract, WaitTimesOutNamingTheMissingKey) {
+  store_->set("present", to_bytes("1"));
+  auto started = std::chrono::steady_clock::now();
+  try {
+    store_->wait({"present", "absent"}, 200ms);
+    FAIL() << "wait returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTimeout);
+    EXPECT_NE(std::string(e.what()).find("absent"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("'present'"), std::string::npos) << e.what();
+  }
+  auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(waited, 190ms);
+  EXPECT_LT(waited, 3s);
+  store_->set_timeout(150ms);
+  EXPECT_THROW(store_->get("absent"), Error);
+}
+
+TEST_P(StoreContract, ConcurrentClientsCountExactly) {
+  constexpr int kClients = 8, kAdds = 50;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&] {
+      auto client = another_client();
+      for (int j = 0; j < kAdds; ++j) client->add("counter", 1);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(store_->add("counter", 0), kClients * kAdds);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStores, StoreContract,
+                         ::testing::Values("memory", "prefix", "file", "tcp"),
+                         [](const auto& info) { return info.param; });
+
+TEST(PrefixStore, KeysLiveUnderThePrefix) {
+  auto base = std::make_shared<MemoryStore>();
+  PrefixStore a("a", base), b("b", base);
+  a.set("k", to_bytes("1"));
+  b.set("k", to_bytes("2"));
+  EXPECT_EQ(to_string(base->get("a/k")), "1");
+  EXPECT_EQ(to_string(base->get("b/k")), "2");
+}
+
+// --- the TCP server against strangers --------------------------------------------------------
+
+class TcpStoreServerRobustness : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TcpStoreServer::Options options;
+    options.max_frame_bytes = 1 << 20;
+    server_ = std::make_unique<TcpStoreServer>(options);
+  }
+  util::Fd raw_connection() {
+    util::Fd fd = util::connect_with_deadline(util::resolve("127.0.0.1", server_->port()),
+                                              std::chrono::steady_clock::now() + 5s);
+    EXPECT_TRUE(fd.valid());
+    return fd;
+  }
+  // Reads a reply frame; returns its status byte, or -1 when the server closed instead.
+  int read_status(int fd) {
+    uint32_t length = 0;
+    try {
+      util::read_exact(fd, &length, 4, std::chrono::steady_clock::now() + 5s);
+      std::vector<uint8_t> body(length);
+      util::read_exact(fd, body.data(), length, std::chrono::steady_clock::now() + 5s);
+      return body.empty() ? -2 : body[0];
+    } catch (const Error&) {
+      return -1;
+    }
+  }
+  void expect_server_still_serves() {
+    TcpStore client("127.0.0.1", server_->port(), 5000ms);
+    client.set("alive", to_bytes("yes"));
+    EXPECT_EQ(to_string(client.get("alive")), "yes");
+  }
+  std::unique_ptr<TcpStoreServer> server_;
+};
+
+TEST_F(TcpStoreServerRobustness, AnOversizedFrameIsRefusedWithoutAllocatingIt) {
+  util::Fd fd = raw_connection();
+  uint32_t huge = 0xFFFFFFF0u;
+  util::write_all(fd.get(), &huge, sizeof huge);
+  EXPECT_EQ(read_status(fd.get()), 2);  // kError, then the server closes
+  expect_server_still_serves();
+}
+
+TEST_F(TcpStoreServerRobustness, MalformedRequestsGetAnErrorAndTheConnectionStaysUsable) {
+  util::Fd fd = raw_connection();
+  // Unknown command 0x7f.
+  std::vector<uint8_t> frame{1, 0, 0, 0, 0x7f};
+  util::write_all(fd.get(), frame.data(), frame.size());
+  EXPECT_EQ(read_status(fd.get()), 2);
+  // A set whose key length runs past the frame.
+  std::vector<uint8_t> truncated{5, 0, 0, 0, 1, 0xff, 0xff, 0, 0};
+  util::write_all(fd.get(), truncated.data(), truncated.size());
+  EXPECT_EQ(read_status(fd.get()), 2);
+  // A check announcing four billion keys in a tiny frame.
+  std::vector<uint8_t> many{5, 0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff};
+  util::write_all(fd.get(), many.data(), many.size());
+  EXPECT_EQ(read_status(fd.get()), 2);
+  // The same connection still answers a ping.
+  std::vector<uint8_t> ping{1, 0, 0, 0, 11};
+  util::write_all(fd.get(), ping.data(), ping.size());
+  EXPECT_EQ(read_status(fd.get()), 0);
+  expect_server_still_serves();
+}
+
+TEST_F(TcpStoreServerRobustness, ATruncatedFrameAndAVanishingClientHarmNobody) {
+  {
+    util::Fd fd = raw_connection();
+    std::vector<uint8_t> partial{100, 0, 0, 0, 1, 2, 3};
+    util::write_all(fd.get(), partial.data(), partial.size());
+  }  // closed mid-frame
+  {
+    util::Fd fd = raw_connection();
+    std::vector<uint8_t> garbage(4096, 0xAB);
+    ::send(fd.get(), garbage.data(), garbage.size(), MSG_NOSIGNAL);
+  }
+  expect_server_still_serves();
+  for (int i = 0; i < 100 && server_->num_clients() > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server_->num_clients(), 0);
+}
+
+TEST_F(TcpStoreServerRobustness, ManyClientsAtOnce) {
+  constexpr int kClients = 32;
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      TcpStore client("127.0.0.1", server_->port(), 5000ms);
+      client.set("k" + std::to_string(i), to_bytes(std::to_string(i)));
+      // Everybody waits for everybody: the server parks 32 requests at once.
+      std::vector<std::string> all;
+      for (int j = 0; j < kClients; ++j) all.push_back("k" + std::to_string(j));
+      auto values = client.multi_get(all);
+      if (to_string(values[kClients - 1]) == std::to_string(kClients - 1)) ok.fetch_add(1);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(ok.load(), kClients);
+}
+
+TEST(TcpStoreClient, NoServerIsATimeoutNamingTheAddress) {
+  int port;
+  {
+    util::Fd probe = util::listen_on(util::resolve("127.0.0.1", 0), false);
+    port = util::local_address_of(probe.get()).port();
+  }
+  try {
+    TcpStore store("127.0.0.1", port, 300ms);
+    FAIL() << "connected to nothing";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTimeout);
+    EXPECT_NE(std::string(e.what()).find(std::to_string(port)), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace weft
