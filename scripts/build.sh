@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds weft into build/ (or $WEFT_BUILD_DIR). Incremental when run again.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${WEFT_BUILD_DIR:-$root/build}
+jobs=${WEFT_JOBS:-$(nproc)}
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${WEFT_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake --build "$build" -j "$jobs"
