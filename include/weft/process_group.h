@@ -17,6 +17,7 @@
 
 #include "weft/buffer.h"
 #include "weft/p2p_op.h"
+#include "weft/reduce_op.h"
 #include "weft/work.h"
 
 namespace weft {
@@ -24,6 +25,17 @@ namespace weft {
 namespace core {
 class Communicator;
 }
+
+// Options every collective takes.
+struct CollectiveOptions {
+  // Forces an algorithm by name ("ring", "recursive_doubling", "rabenseifner", "naive",
+  // "binomial", "scatter_allgather", "bruck", "pairwise", "dissemination"; see
+  // docs/algorithms.md). Empty: WEFT_ALGO if set, else the selector's choice.
+  std::string algorithm;
+  // Bytes per pipelined segment of algorithms that split messages; 0: the default (1 MiB).
+  // Tests make it tiny so that multi-segment paths run on small data.
+  std::size_t segment_bytes = 0;
+};
 
 class ProcessGroup {
  public:
@@ -47,6 +59,100 @@ class ProcessGroup {
   // Posts every op (all receives first, so that pairs of ranks exchanging do not deadlock)
   // and returns one Work per op, in the order given.
   std::vector<std::shared_ptr<Work>> batch_isend_irecv(const std::vector<P2POp>& ops);
+
+  // --- collectives ----------------------------------------------------------------------
+  // Every member calls the same collectives in the same order with matching arguments; a rank
+  // that calls something else gets (and causes on the others) a kMismatch error saying what
+  // each side called. The i* forms return a Work and run on the group's worker thread in the
+  // order issued. Output and input may be the same memory where torch allows it (in place).
+
+  void broadcast(BufferView data, int root, const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ibroadcast(BufferView data, int root, const CollectiveOptions& options = {});
+
+  // In place: every rank's data becomes the reduction of all.
+  void all_reduce(BufferView data, ReduceOp op = ReduceOp::kSum,
+                  const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iall_reduce(BufferView data, ReduceOp op = ReduceOp::kSum,
+                                    const CollectiveOptions& options = {});
+
+  // The reduction lands in root's data; the others' data is left unchanged.
+  void reduce(BufferView data, int root, ReduceOp op = ReduceOp::kSum,
+              const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ireduce(BufferView data, int root, ReduceOp op = ReduceOp::kSum,
+                                const CollectiveOptions& options = {});
+
+  // all_gather_into_tensor: output holds size() x input.count() elements, rank by rank. input
+  // may be output's own slice for this rank (in place).
+  void all_gather(ConstBufferView input, BufferView output, const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iall_gather(ConstBufferView input, BufferView output,
+                                    const CollectiveOptions& options = {});
+  // List form; outputs[r] receives rank r's input, and sizes may differ by rank (uneven).
+  void all_gather(ConstBufferView input, const std::vector<BufferView>& outputs,
+                  const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iall_gather(ConstBufferView input, const std::vector<BufferView>& outputs,
+                                    const CollectiveOptions& options = {});
+
+  // outputs (root only: others pass {}) receive every rank's input, uneven sizes allowed.
+  void gather(ConstBufferView input, const std::vector<BufferView>& outputs, int root,
+              const CollectiveOptions& options = {});
+  std::shared_ptr<Work> igather(ConstBufferView input, const std::vector<BufferView>& outputs,
+                                int root, const CollectiveOptions& options = {});
+
+  // inputs (root only: others pass {}) are dealt out, inputs[r] to rank r.
+  void scatter(const std::vector<ConstBufferView>& inputs, BufferView output, int root,
+               const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iscatter(const std::vector<ConstBufferView>& inputs, BufferView output,
+                                 int root, const CollectiveOptions& options = {});
+
+  // reduce_scatter_tensor: input holds size() x output.count() elements; output receives the
+  // reduction of every rank's block number rank().
+  void reduce_scatter(ConstBufferView input, BufferView output, ReduceOp op = ReduceOp::kSum,
+                      const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ireduce_scatter(ConstBufferView input, BufferView output,
+                                        ReduceOp op = ReduceOp::kSum,
+                                        const CollectiveOptions& options = {});
+  // List form: inputs[r] is this rank's contribution to rank r; sizes may differ by r.
+  void reduce_scatter(const std::vector<ConstBufferView>& inputs, BufferView output,
+                      ReduceOp op = ReduceOp::kSum, const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ireduce_scatter(const std::vector<ConstBufferView>& inputs,
+                                        BufferView output, ReduceOp op = ReduceOp::kSum,
+                                        const CollectiveOptions& options = {});
+
+  // all_to_all_single. Without splits, input and output hold size() equal blocks; with
+  // splits (element counts per peer; an empty list means equal blocks) they may differ by peer:
+  // input_splits[r] elements go to rank r, output_splits[r] come from rank r.
+  void all_to_all(ConstBufferView input, BufferView output,
+                  const std::vector<std::size_t>& input_splits = {},
+                  const std::vector<std::size_t>& output_splits = {},
+                  const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iall_to_all(ConstBufferView input, BufferView output,
+                                    const std::vector<std::size_t>& input_splits = {},
+                                    const std::vector<std::size_t>& output_splits = {},
+                                    const CollectiveOptions& options = {});
+  // List form: inputs[r] goes to rank r, outputs[r] comes from rank r.
+  void all_to_all(const std::vector<ConstBufferView>& inputs,
+                  const std::vector<BufferView>& outputs, const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iall_to_all(const std::vector<ConstBufferView>& inputs,
+                                    const std::vector<BufferView>& outputs,
+                                    const CollectiveOptions& options = {});
+
+  void barrier(const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ibarrier(const CollectiveOptions& options = {});
+
+  // MPI_Scan / MPI_Exscan: rank r gets the reduction of ranks 0..r (scan) or 0..r-1 (exscan;
+  // rank 0's output is left untouched).
+  void scan(ConstBufferView input, BufferView output, ReduceOp op = ReduceOp::kSum,
+            const CollectiveOptions& options = {});
+  void exscan(ConstBufferView input, BufferView output, ReduceOp op = ReduceOp::kSum,
+              const CollectiveOptions& options = {});
+
+  // --- groups ---------------------------------------------------------------------------
+  // Collective over this group: every member calls it with the same ranks (of this group).
+  // Returns the new group on its members and nullptr on the others.
+  std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks);
+  // MPI_Comm_split: members with the same color form a group, ordered by (key, rank);
+  // color < 0 joins none and gets nullptr. Collective over this group.
+  std::shared_ptr<ProcessGroup> split(int color, int key = 0);
 
   // Fails every pending and future operation of this group on this rank and tells the peers,
   // whose pending operations of this group fail too.

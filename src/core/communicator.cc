@@ -116,26 +116,57 @@ void Communicator::abort(const std::string& reason) {
   auto error = std::make_shared<const Error>(
       ErrorCode::kAborted, "group '" + name_ + "' aborted by rank " + std::to_string(rank_) +
                                ": " + reason);
-  on_aborted(error);
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_) aborted_ = error;
+    if (!broken_collectives_) broken_collectives_ = error;
+  }
   world_->transport().abort_context(context(Channel::kPointToPoint), error);
   world_->transport().abort_context(context(Channel::kCollective), error);
 }
 
-void Communicator::on_aborted(std::shared_ptr<const Error> error) {
+void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const Error> error) {
   std::lock_guard lock(mutex_);
-  if (!aborted_) aborted_ = std::move(error);
+  if (context_id == context(Channel::kPointToPoint) && !aborted_) aborted_ = error;
+  if (!broken_collectives_) broken_collectives_ = std::move(error);
 }
 
 void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> error) {
   // Point-to-point with the other members still works; collectives need everyone.
   if (group_rank_of(world_peer) < 0) return;
-  std::lock_guard lock(mutex_);
-  if (!broken_collectives_) broken_collectives_ = std::move(error);
+  fail_collectives(std::move(error));
+}
+
+void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!broken_collectives_) broken_collectives_ = cause;
+  }
+  // Wakes this rank's pending collective receives and tells the connected members.
+  world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
 }
 
 void Communicator::check_not_aborted(const OpInfo& info) const {
   std::lock_guard lock(mutex_);
   if (aborted_) throw aborted_->with_context(context_for(info));
+}
+
+void Communicator::check_collectives_usable(const OpInfo& info) const {
+  std::lock_guard lock(mutex_);
+  if (!broken_collectives_) return;
+  throw Error(broken_collectives_->code() == ErrorCode::kPeerFailure ? ErrorCode::kPeerFailure
+                                                                      : ErrorCode::kAborted,
+              "the group's collectives stopped after an earlier failure", context_for(info),
+              broken_collectives_);
+}
+
+uint64_t Communicator::next_child_context() {
+  // splitmix64 of (parent context, child number): members agree without talking.
+  uint64_t x = context_base_ * 0x9E3779B97F4A7C15ull + (++children_) + 0x632BE59BD9B4E019ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return (x & ~uint64_t{1}) | 2;  // even, and never the world's 0
 }
 
 }  // namespace weft::core

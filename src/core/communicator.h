@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/op_queue.h"
 #include "core/op_signature.h"
 #include "core/world.h"
 #include "transport/request.h"
@@ -43,6 +44,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   const std::string& name() const { return name_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
   World& world() { return *world_; }
+  const std::shared_ptr<World>& world_ptr() const { return world_; }
   int world_rank_of(int group_rank) const { return world_ranks_[group_rank]; }
   // -1 when the world rank is not a member.
   int group_rank_of(int world_rank) const;
@@ -65,10 +67,20 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void abort(const std::string& reason);
   // Throws the stored error when the group was aborted.
   void check_not_aborted(const OpInfo& info) const;
+  // Throws the stored error when the group's collectives can no longer run (a member died, or
+  // an earlier collective failed on some rank).
+  void check_collectives_usable(const OpInfo& info) const;
+  // A collective failed here: fail the group's pending collectives on every rank, with this
+  // cause, so that nobody waits for a partner that has given up.
+  void fail_collectives(std::shared_ptr<const Error> cause);
+
+  OpQueue& queue() { return queue_; }
+  // Child groups' message contexts: the same on every member, different for every child.
+  uint64_t next_child_context();
 
   // From World's failure dispatch.
   void on_peer_failed(int world_peer, std::shared_ptr<const Error> error);
-  void on_aborted(std::shared_ptr<const Error> error);
+  void on_context_aborted(uint64_t context, std::shared_ptr<const Error> error);
 
  private:
   Communicator(std::shared_ptr<World> world, std::string name, std::vector<int> world_ranks,
@@ -83,10 +95,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   uint64_t context_base_;
   std::chrono::milliseconds timeout_;
   std::atomic<int64_t> next_seq_{0};
+  std::atomic<uint64_t> children_{0};
 
   mutable std::mutex mutex_;
   std::shared_ptr<const Error> aborted_;
   std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
+  OpQueue queue_;  // last member: its worker joins before anything above is destroyed
 };
 
 }  // namespace weft::core

@@ -71,7 +71,7 @@ void World::on_context_aborted(uint64_t context, std::shared_ptr<const Error> er
     auto it = communicators_.find(context & ~uint64_t{1});
     if (it != communicators_.end()) communicator = it->second.lock();
   }
-  if (communicator) communicator->on_aborted(error);
+  if (communicator) communicator->on_context_aborted(context, error);
 }
 
 }  // namespace weft::core

@@ -21,7 +21,7 @@
 // AVX2 with FMA and F16C, else portable scalar code). The environment variable
 // WEFT_REDUCE_ISA=scalar|avx2|avx512 forces one for testing; naming one this CPU cannot run,
 // or any other value, makes the first reduction throw kInvalidArgument naming the variable.
-// It is read with std::getenv in exactly one place (select_isa's caller in kernel_table.cc).
+// It is read through util's settings table, in one place (kernel_table.cc).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,59 @@
+#include "api/collective_launcher.h"
+
+#include "core/collective_work.h"
+
+namespace weft::api {
+
+namespace {
+
+constexpr std::size_t kDefaultSegmentBytes = 1u << 20;
+
+void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq) {
+  core::OpInfo info{launch.name, -1, launch.bytes, seq};
+  comm.check_not_aborted(info);
+  comm.check_collectives_usable(info);
+  coll::CollectiveCall call(comm, launch.name, launch.signature, seq, comm.deadline_from_now(),
+                            launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
+  try {
+    launch.body(call);
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::kInvalidArgument) {
+      comm.fail_collectives(std::make_shared<const Error>(error));
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+void invalid_argument(const core::Communicator& comm, const char* op, const std::string& message) {
+  throw Error(ErrorCode::kInvalidArgument, message, comm.context_for(core::OpInfo{op}));
+}
+
+std::shared_ptr<Work> launch(const std::shared_ptr<core::Communicator>& comm,
+                             CollectiveLaunch launch, bool async) {
+  int64_t seq = comm->next_seq();
+  if (!async && comm->queue().idle()) {
+    run(*comm, launch, seq);
+    return nullptr;
+  }
+  auto work = std::make_shared<core::CollectiveWork>(comm->timeout());
+  // A raw pointer: the communicator joins its queue's worker before it dies, and the worker
+  // must never hold the last reference (it would join itself).
+  core::Communicator* raw = comm.get();
+  comm->queue().submit([raw, launch = std::move(launch), seq, work] {
+    try {
+      run(*raw, launch, seq);
+      work->finish(nullptr);
+    } catch (...) {
+      work->finish(std::current_exception());
+    }
+  });
+  if (!async) {
+    work->wait(std::nullopt);
+    return nullptr;
+  }
+  return work;
+}
+
+}  // namespace weft::api

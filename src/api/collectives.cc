@@ -1,0 +1,625 @@
+// ProcessGroup's collectives: check the arguments, describe the call (signature, bytes),
+// ask the selector, and hand the body to the launcher. Reductions' extras live here, not in
+// the algorithms: PREMUL_SUM scales this rank's input first, AVG divides the sum at the end.
+#include <cstring>
+#include <numeric>
+
+#include "api/argument_checks.h"
+#include "api/collective_launcher.h"
+#include "coll/algorithms.h"
+#include "coll/selector.h"
+#include "reduce/reduce_kernels.h"
+#include "weft/process_group.h"
+
+namespace weft {
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+core::OpSignature signature_of(core::OpKind kind, DType dtype, std::size_t count,
+                               ReduceOp::Kind reduce = ReduceOp::kSum, int root = -1) {
+  core::OpSignature signature;
+  signature.kind = kind;
+  signature.dtype = dtype;
+  signature.count = count;
+  signature.reduce = reduce;
+  signature.root = root;
+  return signature;
+}
+
+void check_op(const core::Communicator& comm, const char* name, DType dtype, ReduceOp op) {
+  try {
+    reduce::check_supported(dtype, op);
+  } catch (const Error& e) {
+    api::invalid_argument(comm, name, e.message());
+  }
+}
+
+void check_root(const core::Communicator& comm, const char* name, int root) {
+  if (root < 0 || root >= comm.size()) {
+    api::invalid_argument(comm, name,
+                          "invalid root " + std::to_string(root) + ": the group has ranks 0.." +
+                              std::to_string(comm.size() - 1));
+  }
+}
+
+void check_same_dtype(const core::Communicator& comm, const char* name, DType a, DType b) {
+  if (a != b) {
+    api::invalid_argument(comm, name,
+                          "input is " + std::string(name_of(a)) + " but output is " +
+                              std::string(name_of(b)));
+  }
+}
+
+void check_count(const core::Communicator& comm, const char* name, const char* what,
+                 std::size_t got, std::size_t want) {
+  if (got != want) {
+    api::invalid_argument(comm, name,
+                          std::string(what) + " has " + std::to_string(got) +
+                              " elements; expected " + std::to_string(want));
+  }
+}
+
+void check_list_size(const core::Communicator& comm, const char* name, const char* what,
+                     std::size_t got) {
+  if (got != static_cast<std::size_t>(comm.size())) {
+    api::invalid_argument(comm, name,
+                          std::string(what) + " has " + std::to_string(got) +
+                              " entries; expected one per rank (" + std::to_string(comm.size()) +
+                              ")");
+  }
+}
+
+std::string pick(const core::Communicator& comm, coll::Collective collective, std::size_t bytes,
+                 const CollectiveOptions& options, bool equal_blocks = true) {
+  coll::SelectionInput input{collective, bytes, comm.size(), equal_blocks, options.algorithm};
+  try {
+    return coll::choose_algorithm(input);
+  } catch (const Error& e) {
+    api::invalid_argument(comm, coll::name_of(collective), e.message());
+  }
+}
+
+// A private copy of this rank's contribution, scaled for PREMUL_SUM.
+Bytes premultiplied_copy(const void* data, std::size_t count, DType dtype, ReduceOp op) {
+  Bytes copy(count * size_of(dtype));
+  if (!copy.empty()) std::memcpy(copy.data(), data, copy.size());
+  if (op.kind == ReduceOp::kPremulSum) reduce::scale(dtype, copy.data(), count, op.factor);
+  return copy;
+}
+
+void finish_average(ReduceOp op, DType dtype, void* data, std::size_t count, int size) {
+  if (op.kind == ReduceOp::kAvg) reduce::divide(dtype, data, count, static_cast<std::size_t>(size));
+}
+
+std::vector<std::size_t> prefix_offsets(const std::vector<std::size_t>& sizes) {
+  std::vector<std::size_t> offsets(sizes.size(), 0);
+  for (std::size_t i = 1; i < sizes.size(); ++i) offsets[i] = offsets[i - 1] + sizes[i - 1];
+  return offsets;
+}
+
+void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes && to != from) std::memmove(to, from, bytes);
+}
+
+}  // namespace
+
+// --- broadcast ---------------------------------------------------------------------------
+
+static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communicator>& comm,
+                                            BufferView data, int root,
+                                            const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, data.data(), data.count(), "broadcast", "the buffer");
+  check_root(*comm, "broadcast", root);
+  std::string algorithm = pick(*comm, coll::Collective::kBroadcast, data.bytes(), options);
+  return api::launch(
+      comm,
+      {"broadcast", signature_of(core::OpKind::kBroadcast, data.dtype(), data.count(), ReduceOp::kSum, root),
+       static_cast<int64_t>(data.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         coll::run_broadcast(algorithm, call, data.data(), data.bytes(), root);
+       }},
+      async);
+}
+
+void ProcessGroup::broadcast(BufferView data, int root, const CollectiveOptions& options) {
+  broadcast_impl(comm_, data, root, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::ibroadcast(BufferView data, int root,
+                                               const CollectiveOptions& options) {
+  return broadcast_impl(comm_, data, root, options, true);
+}
+
+// --- all_reduce ----------------------------------------------------------------------------
+
+static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communicator>& comm,
+                                             BufferView data, ReduceOp op,
+                                             const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, data.data(), data.count(), "all_reduce", "the buffer");
+  check_op(*comm, "all_reduce", data.dtype(), op);
+  std::string algorithm = pick(*comm, coll::Collective::kAllReduce, data.bytes(), options);
+  int size = comm->size();
+  return api::launch(
+      comm,
+      {"all_reduce", signature_of(core::OpKind::kAllReduce, data.dtype(), data.count(), op.kind),
+       static_cast<int64_t>(data.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         if (op.kind == ReduceOp::kPremulSum) {
+           reduce::scale(data.dtype(), data.data(), data.count(), op.factor);
+         }
+         coll::run_all_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op);
+         finish_average(op, data.dtype(), data.data(), data.count(), size);
+       }},
+      async);
+}
+
+void ProcessGroup::all_reduce(BufferView data, ReduceOp op, const CollectiveOptions& options) {
+  all_reduce_impl(comm_, data, op, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iall_reduce(BufferView data, ReduceOp op,
+                                                const CollectiveOptions& options) {
+  return all_reduce_impl(comm_, data, op, options, true);
+}
+
+// --- reduce ----------------------------------------------------------------------------------
+
+static std::shared_ptr<Work> reduce_impl(const std::shared_ptr<core::Communicator>& comm,
+                                         BufferView data, int root, ReduceOp op,
+                                         const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, data.data(), data.count(), "reduce", "the buffer");
+  check_root(*comm, "reduce", root);
+  check_op(*comm, "reduce", data.dtype(), op);
+  std::string algorithm = pick(*comm, coll::Collective::kReduce, data.bytes(), options);
+  int size = comm->size();
+  return api::launch(
+      comm,
+      {"reduce", signature_of(core::OpKind::kReduce, data.dtype(), data.count(), op.kind, root),
+       static_cast<int64_t>(data.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         if (op.kind != ReduceOp::kPremulSum) {
+           coll::run_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op, root);
+         } else {
+           // Non-roots' data must stay as it was: scale a copy.
+           Bytes scaled = premultiplied_copy(data.data(), data.count(), data.dtype(), op);
+           coll::run_reduce(algorithm, call, scaled.data(), data.count(), data.dtype(), op, root);
+           if (call.rank() == root) copy_bytes(data.data(), scaled.data(), scaled.size());
+         }
+         if (call.rank() == root) finish_average(op, data.dtype(), data.data(), data.count(), size);
+       }},
+      async);
+}
+
+void ProcessGroup::reduce(BufferView data, int root, ReduceOp op,
+                          const CollectiveOptions& options) {
+  reduce_impl(comm_, data, root, op, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::ireduce(BufferView data, int root, ReduceOp op,
+                                            const CollectiveOptions& options) {
+  return reduce_impl(comm_, data, root, op, options, true);
+}
+
+// --- all_gather ------------------------------------------------------------------------------
+
+static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communicator>& comm,
+                                             ConstBufferView input, BufferView output,
+                                             const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, input.data(), input.count(), "all_gather", "the input");
+  api::check_buffer(*comm, output.data(), output.count(), "all_gather", "the output");
+  check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
+  check_count(*comm, "all_gather", "the output", output.count(), input.count() * comm->size());
+  std::string algorithm = pick(*comm, coll::Collective::kAllGather, output.bytes(), options);
+  std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
+  return api::launch(
+      comm,
+      {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
+       static_cast<int64_t>(output.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         const uint8_t* mine = static_cast<const uint8_t*>(output.data()) + call.rank() * input.bytes();
+         if (input.data() == mine || input.bytes() == 0) {
+           coll::run_all_gather(algorithm, call, input.data(), output.data(), byte_counts);
+         } else {
+           copy_bytes(const_cast<uint8_t*>(mine), input.data(), input.bytes());
+           coll::run_all_gather(algorithm, call, mine, output.data(), byte_counts);
+         }
+       }},
+      async);
+}
+
+void ProcessGroup::all_gather(ConstBufferView input, BufferView output,
+                              const CollectiveOptions& options) {
+  all_gather_impl(comm_, input, output, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iall_gather(ConstBufferView input, BufferView output,
+                                                const CollectiveOptions& options) {
+  return all_gather_impl(comm_, input, output, options, true);
+}
+
+static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Communicator>& comm,
+                                                  ConstBufferView input,
+                                                  const std::vector<BufferView>& outputs,
+                                                  const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, input.data(), input.count(), "all_gather", "the input");
+  check_list_size(*comm, "all_gather", "the output list", outputs.size());
+  std::vector<std::size_t> byte_counts;
+  std::size_t total = 0, total_count = 0;
+  bool equal = true;
+  for (const BufferView& output : outputs) {
+    api::check_buffer(*comm, output.data(), output.count(), "all_gather", "an output");
+    check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
+    byte_counts.push_back(output.bytes());
+    total += output.bytes();
+    total_count += output.count();
+    equal = equal && output.bytes() == outputs[0].bytes();
+  }
+  check_count(*comm, "all_gather", "this rank's output", outputs[comm->rank()].count(),
+              input.count());
+  std::string algorithm =
+      pick(*comm, coll::Collective::kAllGather, total, options, /*equal_blocks=*/equal);
+  // Uneven sizes: the signature carries the total, which every rank agrees on.
+  return api::launch(
+      comm,
+      {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), total_count),
+       static_cast<int64_t>(total), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         Bytes gathered(total);
+         auto offsets = prefix_offsets(byte_counts);
+         copy_bytes(gathered.data() + offsets[call.rank()], input.data(), input.bytes());
+         coll::run_all_gather(algorithm, call, gathered.data() + offsets[call.rank()],
+                              gathered.data(), byte_counts);
+         for (std::size_t r = 0; r < outputs.size(); ++r) {
+           copy_bytes(outputs[r].data(), gathered.data() + offsets[r], byte_counts[r]);
+         }
+       }},
+      async);
+}
+
+void ProcessGroup::all_gather(ConstBufferView input, const std::vector<BufferView>& outputs,
+                              const CollectiveOptions& options) {
+  all_gather_list_impl(comm_, input, outputs, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iall_gather(ConstBufferView input,
+                                                const std::vector<BufferView>& outputs,
+                                                const CollectiveOptions& options) {
+  return all_gather_list_impl(comm_, input, outputs, options, true);
+}
+
+// --- gather / scatter ------------------------------------------------------------------------
+
+static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicator>& comm,
+                                         ConstBufferView input,
+                                         const std::vector<BufferView>& outputs, int root,
+                                         const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, input.data(), input.count(), "gather", "the input");
+  check_root(*comm, "gather", root);
+  if (comm->rank() == root) {
+    check_list_size(*comm, "gather", "the output list", outputs.size());
+    for (const BufferView& output : outputs) {
+      api::check_buffer(*comm, output.data(), output.count(), "gather", "an output");
+      check_same_dtype(*comm, "gather", input.dtype(), output.dtype());
+      check_count(*comm, "gather", "an output", output.count(), input.count());
+    }
+  }
+  std::string algorithm =
+      pick(*comm, coll::Collective::kGather, input.bytes() * comm->size(), options);
+  std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
+  return api::launch(
+      comm,
+      {"gather", signature_of(core::OpKind::kGather, input.dtype(), input.count(), ReduceOp::kSum, root),
+       static_cast<int64_t>(input.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         Bytes gathered(call.rank() == root ? input.bytes() * call.size() : 0);
+         coll::run_gather(algorithm, call, input.data(), gathered.data(), byte_counts, root);
+         if (call.rank() != root) return;
+         for (std::size_t r = 0; r < outputs.size(); ++r) {
+           copy_bytes(outputs[r].data(), gathered.data() + r * input.bytes(), input.bytes());
+         }
+       }},
+      async);
+}
+
+void ProcessGroup::gather(ConstBufferView input, const std::vector<BufferView>& outputs, int root,
+                          const CollectiveOptions& options) {
+  gather_impl(comm_, input, outputs, root, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::igather(ConstBufferView input,
+                                            const std::vector<BufferView>& outputs, int root,
+                                            const CollectiveOptions& options) {
+  return gather_impl(comm_, input, outputs, root, options, true);
+}
+
+static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicator>& comm,
+                                          const std::vector<ConstBufferView>& inputs,
+                                          BufferView output, int root,
+                                          const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, output.data(), output.count(), "scatter", "the output");
+  check_root(*comm, "scatter", root);
+  if (comm->rank() == root) {
+    check_list_size(*comm, "scatter", "the input list", inputs.size());
+    for (const ConstBufferView& input : inputs) {
+      api::check_buffer(*comm, input.data(), input.count(), "scatter", "an input");
+      check_same_dtype(*comm, "scatter", input.dtype(), output.dtype());
+      check_count(*comm, "scatter", "an input", input.count(), output.count());
+    }
+  }
+  std::string algorithm =
+      pick(*comm, coll::Collective::kScatter, output.bytes() * comm->size(), options);
+  std::vector<std::size_t> byte_counts(comm->size(), output.bytes());
+  return api::launch(
+      comm,
+      {"scatter", signature_of(core::OpKind::kScatter, output.dtype(), output.count(), ReduceOp::kSum, root),
+       static_cast<int64_t>(output.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         Bytes dealt;
+         if (call.rank() == root) {
+           dealt.resize(output.bytes() * call.size());
+           for (std::size_t r = 0; r < inputs.size(); ++r) {
+             copy_bytes(dealt.data() + r * output.bytes(), inputs[r].data(), output.bytes());
+           }
+         }
+         coll::run_scatter(algorithm, call, dealt.data(), output.data(), byte_counts, root);
+       }},
+      async);
+}
+
+void ProcessGroup::scatter(const std::vector<ConstBufferView>& inputs, BufferView output, int root,
+                           const CollectiveOptions& options) {
+  scatter_impl(comm_, inputs, output, root, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iscatter(const std::vector<ConstBufferView>& inputs,
+                                             BufferView output, int root,
+                                             const CollectiveOptions& options) {
+  return scatter_impl(comm_, inputs, output, root, options, true);
+}
+
+// --- reduce_scatter --------------------------------------------------------------------------
+
+static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::Communicator>& comm,
+                                                   std::vector<ConstBufferView> inputs,
+                                                   BufferView output, ReduceOp op,
+                                                   const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, output.data(), output.count(), "reduce_scatter", "the output");
+  check_op(*comm, "reduce_scatter", output.dtype(), op);
+  check_list_size(*comm, "reduce_scatter", "the input list", inputs.size());
+  std::vector<std::size_t> counts;
+  std::size_t total = 0;
+  for (const ConstBufferView& input : inputs) {
+    api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "an input");
+    check_same_dtype(*comm, "reduce_scatter", input.dtype(), output.dtype());
+    counts.push_back(input.count());
+    total += input.count();
+  }
+  check_count(*comm, "reduce_scatter", "the output", output.count(), counts[comm->rank()]);
+  DType dtype = output.dtype();
+  std::string algorithm =
+      pick(*comm, coll::Collective::kReduceScatter, total * size_of(dtype), options);
+  int size = comm->size();
+  return api::launch(
+      comm,
+      {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
+       static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         // One contiguous, scaled copy of this rank's contributions (the input stays intact).
+         Bytes contributions(total * size_of(dtype));
+         std::size_t offset = 0;
+         for (const ConstBufferView& input : inputs) {
+           copy_bytes(contributions.data() + offset, input.data(), input.bytes());
+           offset += input.bytes();
+         }
+         if (op.kind == ReduceOp::kPremulSum) {
+           reduce::scale(dtype, contributions.data(), total, op.factor);
+         }
+         coll::run_reduce_scatter(algorithm, call, contributions.data(), output.data(), counts,
+                                  dtype, op);
+         finish_average(op, dtype, output.data(), output.count(), size);
+       }},
+      async);
+}
+
+static std::vector<ConstBufferView> split_blocks(ConstBufferView input, int size) {
+  std::size_t block = size > 0 ? input.count() / size : 0;
+  std::vector<ConstBufferView> blocks;
+  for (int r = 0; r < size; ++r) {
+    blocks.emplace_back(static_cast<const uint8_t*>(input.data()) + r * block * size_of(input.dtype()),
+                        block, input.dtype());
+  }
+  return blocks;
+}
+
+static std::shared_ptr<Work> reduce_scatter_tensor_impl(
+    const std::shared_ptr<core::Communicator>& comm, ConstBufferView input, BufferView output,
+    ReduceOp op, const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "the input");
+  check_same_dtype(*comm, "reduce_scatter", input.dtype(), output.dtype());
+  check_count(*comm, "reduce_scatter", "the input", input.count(), output.count() * comm->size());
+  return reduce_scatter_common(comm, split_blocks(input, comm->size()), output, op, options, async);
+}
+
+void ProcessGroup::reduce_scatter(ConstBufferView input, BufferView output, ReduceOp op,
+                                  const CollectiveOptions& options) {
+  reduce_scatter_tensor_impl(comm_, input, output, op, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::ireduce_scatter(ConstBufferView input, BufferView output,
+                                                    ReduceOp op, const CollectiveOptions& options) {
+  return reduce_scatter_tensor_impl(comm_, input, output, op, options, true);
+}
+void ProcessGroup::reduce_scatter(const std::vector<ConstBufferView>& inputs, BufferView output,
+                                  ReduceOp op, const CollectiveOptions& options) {
+  reduce_scatter_common(comm_, inputs, output, op, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::ireduce_scatter(const std::vector<ConstBufferView>& inputs,
+                                                    BufferView output, ReduceOp op,
+                                                    const CollectiveOptions& options) {
+  return reduce_scatter_common(comm_, inputs, output, op, options, true);
+}
+
+// --- all_to_all ------------------------------------------------------------------------------
+
+static std::vector<std::size_t> splits_or_equal(const core::Communicator& comm, const char* what,
+                                                const std::vector<std::size_t>& splits,
+                                                std::size_t count) {
+  int size = comm.size();
+  if (splits.empty()) {
+    if (count % size != 0) {
+      api::invalid_argument(comm, "all_to_all",
+                            std::string(what) + " has " + std::to_string(count) +
+                                " elements, not divisible into " + std::to_string(size) +
+                                " equal blocks (pass split sizes)");
+    }
+    return std::vector<std::size_t>(size, count / size);
+  }
+  check_list_size(comm, "all_to_all", what, splits.size());
+  std::size_t sum = std::accumulate(splits.begin(), splits.end(), std::size_t{0});
+  check_count(comm, "all_to_all", what, count, sum);
+  return splits;
+}
+
+static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communicator>& comm,
+                                             ConstBufferView input, BufferView output,
+                                             const std::vector<std::size_t>& input_splits,
+                                             const std::vector<std::size_t>& output_splits,
+                                             const CollectiveOptions& options, bool async) {
+  api::check_buffer(*comm, input.data(), input.count(), "all_to_all", "the input");
+  api::check_buffer(*comm, output.data(), output.count(), "all_to_all", "the output");
+  check_same_dtype(*comm, "all_to_all", input.dtype(), output.dtype());
+  auto sends = splits_or_equal(*comm, "the input", input_splits, input.count());
+  auto recvs = splits_or_equal(*comm, "the output", output_splits, output.count());
+  bool even = input_splits.empty() && output_splits.empty();
+  if (even) check_count(*comm, "all_to_all", "the output", output.count(), input.count());
+  std::size_t element = size_of(input.dtype());
+  for (auto* list : {&sends, &recvs}) {
+    for (auto& count : *list) count *= element;
+  }
+  std::string algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
+  return api::launch(
+      comm,
+      {"all_to_all",
+       // Per-peer counts legitimately differ by rank: only even calls carry a count.
+       signature_of(core::OpKind::kAllToAll, input.dtype(), even ? input.count() : 0),
+       static_cast<int64_t>(input.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         coll::run_all_to_all(algorithm, call, input.data(), sends, prefix_offsets(sends),
+                              output.data(), recvs, prefix_offsets(recvs));
+       }},
+      async);
+}
+
+void ProcessGroup::all_to_all(ConstBufferView input, BufferView output,
+                              const std::vector<std::size_t>& input_splits,
+                              const std::vector<std::size_t>& output_splits,
+                              const CollectiveOptions& options) {
+  all_to_all_impl(comm_, input, output, input_splits, output_splits, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iall_to_all(ConstBufferView input, BufferView output,
+                                                const std::vector<std::size_t>& input_splits,
+                                                const std::vector<std::size_t>& output_splits,
+                                                const CollectiveOptions& options) {
+  return all_to_all_impl(comm_, input, output, input_splits, output_splits, options, true);
+}
+
+static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Communicator>& comm,
+                                                  const std::vector<ConstBufferView>& inputs,
+                                                  const std::vector<BufferView>& outputs,
+                                                  const CollectiveOptions& options, bool async) {
+  check_list_size(*comm, "all_to_all", "the input list", inputs.size());
+  check_list_size(*comm, "all_to_all", "the output list", outputs.size());
+  std::vector<std::size_t> sends, recvs;
+  for (std::size_t r = 0; r < inputs.size(); ++r) {
+    api::check_buffer(*comm, inputs[r].data(), inputs[r].count(), "all_to_all", "an input");
+    api::check_buffer(*comm, outputs[r].data(), outputs[r].count(), "all_to_all", "an output");
+    check_same_dtype(*comm, "all_to_all", inputs[r].dtype(), outputs[0].dtype());
+    check_same_dtype(*comm, "all_to_all", inputs[0].dtype(), outputs[r].dtype());
+    sends.push_back(inputs[r].bytes());
+    recvs.push_back(outputs[r].bytes());
+  }
+  std::string algorithm = pick(*comm, coll::Collective::kAllToAll,
+                               std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
+  return api::launch(
+      comm,
+      {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
+       options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         auto send_offsets = prefix_offsets(sends);
+         auto recv_offsets = prefix_offsets(recvs);
+         Bytes packed(send_offsets.back() + sends.back());
+         for (std::size_t r = 0; r < inputs.size(); ++r) {
+           copy_bytes(packed.data() + send_offsets[r], inputs[r].data(), sends[r]);
+         }
+         Bytes unpacked(recv_offsets.back() + recvs.back());
+         coll::run_all_to_all(algorithm, call, packed.data(), sends, send_offsets,
+                              unpacked.data(), recvs, recv_offsets);
+         for (std::size_t r = 0; r < outputs.size(); ++r) {
+           copy_bytes(outputs[r].data(), unpacked.data() + recv_offsets[r], recvs[r]);
+         }
+       }},
+      async);
+}
+
+void ProcessGroup::all_to_all(const std::vector<ConstBufferView>& inputs,
+                              const std::vector<BufferView>& outputs,
+                              const CollectiveOptions& options) {
+  all_to_all_list_impl(comm_, inputs, outputs, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iall_to_all(const std::vector<ConstBufferView>& inputs,
+                                                const std::vector<BufferView>& outputs,
+                                                const CollectiveOptions& options) {
+  return all_to_all_list_impl(comm_, inputs, outputs, options, true);
+}
+
+// --- barrier, scan ---------------------------------------------------------------------------
+
+static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicator>& comm,
+                                          const CollectiveOptions& options, bool async) {
+  std::string algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
+  return api::launch(comm,
+                     {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0,
+                      options.segment_bytes,
+                      [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }},
+                     async);
+}
+
+void ProcessGroup::barrier(const CollectiveOptions& options) { barrier_impl(comm_, options, false); }
+std::shared_ptr<Work> ProcessGroup::ibarrier(const CollectiveOptions& options) {
+  return barrier_impl(comm_, options, true);
+}
+
+static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBufferView input,
+                      BufferView output, ReduceOp op, const CollectiveOptions& options,
+                      bool exclusive) {
+  const char* name = exclusive ? "exscan" : "scan";
+  api::check_buffer(*comm, input.data(), input.count(), name, "the input");
+  api::check_buffer(*comm, output.data(), output.count(), name, "the output");
+  check_same_dtype(*comm, name, input.dtype(), output.dtype());
+  check_count(*comm, name, "the output", output.count(), input.count());
+  check_op(*comm, name, input.dtype(), op);
+  if (op.kind == ReduceOp::kAvg) api::invalid_argument(*comm, name, "AVG has no meaning for a scan");
+  std::string algorithm = pick(*comm, coll::Collective::kScan, input.bytes(), options);
+  api::launch(
+      comm,
+      {name,
+       signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
+                    input.count(), op.kind),
+       static_cast<int64_t>(input.bytes()), options.segment_bytes,
+       [=](coll::CollectiveCall& call) {
+         if (op.kind == ReduceOp::kPremulSum) {
+           Bytes scaled = premultiplied_copy(input.data(), input.count(), input.dtype(), op);
+           coll::run_scan(algorithm, call, scaled.data(), output.data(), input.count(),
+                          input.dtype(), op, exclusive);
+         } else {
+           coll::run_scan(algorithm, call, input.data(), output.data(), input.count(),
+                          input.dtype(), op, exclusive);
+         }
+       }},
+      false);
+}
+
+void ProcessGroup::scan(ConstBufferView input, BufferView output, ReduceOp op,
+                        const CollectiveOptions& options) {
+  scan_impl(comm_, input, output, op, options, false);
+}
+void ProcessGroup::exscan(ConstBufferView input, BufferView output, ReduceOp op,
+                          const CollectiveOptions& options) {
+  scan_impl(comm_, input, output, op, options, true);
+}
+
+}  // namespace weft

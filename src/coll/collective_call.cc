@@ -1,0 +1,77 @@
+#include "coll/collective_call.h"
+
+#include "weft/error.h"
+
+namespace weft::coll {
+
+CollectiveCall::CollectiveCall(core::Communicator& comm, const char* name,
+                               core::OpSignature signature, int64_t seq,
+                               std::chrono::steady_clock::time_point deadline,
+                               std::size_t segment_bytes)
+    : comm_(comm), name_(name), signature_(signature), seq_(seq), deadline_(deadline),
+      segment_bytes_(segment_bytes) {}
+
+uint64_t CollectiveCall::tag(uint32_t step) const {
+  if (step >= kMaxSteps) {
+    throw Error(ErrorCode::kInternal, std::string(name_) + ": step " + std::to_string(step) +
+                                          " out of range");
+  }
+  return (static_cast<uint64_t>(seq_) << 20) | step;
+}
+
+transport::RequestPtr CollectiveCall::isend(int peer, uint32_t step, const void* data,
+                                            std::size_t bytes) {
+  return comm_.post_send(core::Channel::kCollective, peer, tag(step), signature_, data, bytes);
+}
+
+transport::RequestPtr CollectiveCall::irecv(int peer, uint32_t step, void* data,
+                                            std::size_t bytes) {
+  return comm_.post_recv(core::Channel::kCollective, peer, tag(step), signature_, data, bytes);
+}
+
+core::OpInfo CollectiveCall::info_for(const transport::Request& request) const {
+  core::OpInfo info{name_};
+  info.peer = request.peer >= 0 ? comm_.group_rank_of(request.peer) : -1;
+  info.bytes = static_cast<int64_t>(request.bytes);
+  info.seq = seq_;
+  return info;
+}
+
+void CollectiveCall::wait(const transport::RequestPtr& request) {
+  comm_.wait(*request, info_for(*request), deadline_);
+}
+
+void CollectiveCall::wait_all(const std::vector<transport::RequestPtr>& requests) {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (!requests[i]) continue;
+    try {
+      wait(requests[i]);
+    } catch (const Error& error) {
+      // The rest must not touch their buffers after we return.
+      auto cause = std::make_shared<const Error>(error);
+      for (std::size_t j = i + 1; j < requests.size(); ++j) {
+        if (requests[j]) comm_.world().transport().cancel(*requests[j], cause);
+      }
+      throw;
+    }
+  }
+}
+
+void CollectiveCall::send_recv(int send_peer, uint32_t step, const void* send_data,
+                               std::size_t send_bytes, int recv_peer, void* recv_data,
+                               std::size_t recv_bytes) {
+  std::vector<transport::RequestPtr> requests;
+  if (recv_peer >= 0) requests.push_back(irecv(recv_peer, step, recv_data, recv_bytes));
+  if (send_peer >= 0) requests.push_back(isend(send_peer, step, send_data, send_bytes));
+  wait_all(requests);
+}
+
+void CollectiveCall::send(int peer, uint32_t step, const void* data, std::size_t bytes) {
+  wait(isend(peer, step, data, bytes));
+}
+
+void CollectiveCall::recv(int peer, uint32_t step, void* data, std::size_t bytes) {
+  wait(irecv(peer, step, data, bytes));
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,60 @@
+// CollectiveCall — one running collective as an algorithm sees it: my rank and the group
+// size, the call's signature and deadline, and point-to-point primitives whose messages are
+// tagged with (sequence number, step), so that the messages of different calls and of
+// different steps of one call can never be confused.
+//
+// Algorithms are written only against this class and the reduce kernels: they know nothing of
+// sockets or transports. Peers are group ranks. Every wait is bounded by the call's deadline
+// and throws weft::Error naming the op, sequence number and peer. Not thread-safe: one call
+// runs on one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "core/communicator.h"
+#include "core/op_signature.h"
+#include "transport/request.h"
+
+namespace weft::coll {
+
+// Steps of one call are numbered below this bound.
+inline constexpr uint32_t kMaxSteps = 1u << 20;
+
+class CollectiveCall {
+ public:
+  CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
+                 int64_t seq, std::chrono::steady_clock::time_point deadline,
+                 std::size_t segment_bytes);
+
+  int rank() const { return comm_.rank(); }
+  int size() const { return comm_.size(); }
+  const core::OpSignature& signature() const { return signature_; }
+  // Pipelining granularity for algorithms that split messages (tests make it tiny).
+  std::size_t segment_bytes() const { return segment_bytes_; }
+
+  transport::RequestPtr isend(int peer, uint32_t step, const void* data, std::size_t bytes);
+  transport::RequestPtr irecv(int peer, uint32_t step, void* data, std::size_t bytes);
+  void wait(const transport::RequestPtr& request);
+  void wait_all(const std::vector<transport::RequestPtr>& requests);
+  // Sends to one peer and receives from another (or the same) at once; returns when both are
+  // done. Either side may be skipped with peer -1.
+  void send_recv(int send_peer, uint32_t step, const void* send_data, std::size_t send_bytes,
+                 int recv_peer, void* recv_data, std::size_t recv_bytes);
+  void send(int peer, uint32_t step, const void* data, std::size_t bytes);
+  void recv(int peer, uint32_t step, void* data, std::size_t bytes);
+
+ private:
+  uint64_t tag(uint32_t step) const;
+  core::OpInfo info_for(const transport::Request& request) const;
+
+  core::Communicator& comm_;
+  const char* name_;
+  core::OpSignature signature_;
+  int64_t seq_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::size_t segment_bytes_;
+};
+
+}  // namespace weft::coll

@@ -1,0 +1,43 @@
+// The selector: which algorithm runs a collective, from the message size, the group size and
+// what the user forced (a per-call option, else WEFT_ALGO).
+//
+// WEFT_ALGO is either one name, used by every collective that has an algorithm of that name,
+// or a list "all_reduce=ring,broadcast=binomial". A name the collective does not have is an
+// error naming the valid ones (from the option) or ignored for other collectives (from a bare
+// WEFT_ALGO name). Costs and thresholds: docs/algorithms.md.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace weft::coll {
+
+enum class Collective {
+  kBroadcast,
+  kAllReduce,
+  kReduce,
+  kAllGather,
+  kGather,
+  kScatter,
+  kReduceScatter,
+  kAllToAll,
+  kBarrier,
+  kScan,
+};
+
+const char* name_of(Collective collective);
+// The algorithms a collective has, the default first.
+const std::vector<std::string>& algorithms_of(Collective collective);
+
+struct SelectionInput {
+  Collective collective;
+  std::size_t bytes = 0;      // the per-rank message (nccl-tests' "size")
+  int group_size = 1;
+  bool equal_blocks = true;   // all_gather: every rank contributes the same size
+  std::string forced;         // the call's option
+};
+
+std::string choose_algorithm(const SelectionInput& input);
+
+}  // namespace weft::coll

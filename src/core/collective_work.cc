@@ -1,0 +1,43 @@
+#include "core/collective_work.h"
+
+#include "util/deadline.h"
+#include "weft/error.h"
+
+namespace weft::core {
+
+void CollectiveWork::wait(std::optional<std::chrono::milliseconds> timeout) {
+  std::unique_lock lock(mutex_);
+  // The operation itself is bounded by the group's timeout; this bound only guards the wait.
+  auto limit = timeout ? *timeout : timeout_ + std::chrono::milliseconds(5000);
+  if (!done_changed_.wait_until(lock, util::deadline_after(limit), [this] { return done_; })) {
+    throw Error(ErrorCode::kTimeout, "the collective did not finish within " +
+                                         std::to_string(limit.count()) + " ms of waiting");
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+bool CollectiveWork::is_completed() const {
+  std::lock_guard lock(mutex_);
+  return done_;
+}
+
+bool CollectiveWork::is_success() const {
+  std::lock_guard lock(mutex_);
+  return done_ && !error_;
+}
+
+std::exception_ptr CollectiveWork::exception() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+void CollectiveWork::finish(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    error_ = std::move(error);
+    done_ = true;
+  }
+  done_changed_.notify_all();
+}
+
+}  // namespace weft::core

@@ -1,0 +1,44 @@
+#include "core/op_queue.h"
+
+namespace weft::core {
+
+OpQueue::~OpQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void OpQueue::submit(std::function<void()> op) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_.push_back(std::move(op));
+    if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
+  }
+  changed_.notify_all();
+}
+
+bool OpQueue::idle() const {
+  std::lock_guard lock(mutex_);
+  return pending_.empty() && !running_op_;
+}
+
+void OpQueue::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    // Operations already issued still run at shutdown: their Work objects wait for them.
+    if (pending_.empty()) return;
+    std::function<void()> op = std::move(pending_.front());
+    pending_.pop_front();
+    running_op_ = true;
+    lock.unlock();
+    op();  // ops catch their own errors and store them on their Work
+    lock.lock();
+    running_op_ = false;
+  }
+}
+
+}  // namespace weft::core

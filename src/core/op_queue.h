@@ -1,0 +1,37 @@
+// OpQueue — runs a group's asynchronous operations one after another, in the order issued, on
+// one worker thread that starts on first use and stops with the queue.
+//
+// Thread-safe. idle() tells a synchronous caller whether it may run on its own thread right
+// away (nothing queued or running) without overtaking an earlier asynchronous operation.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace weft::core {
+
+class OpQueue {
+ public:
+  OpQueue() = default;
+  ~OpQueue();
+  OpQueue(const OpQueue&) = delete;
+  OpQueue& operator=(const OpQueue&) = delete;
+
+  void submit(std::function<void()> op);
+  bool idle() const;
+
+ private:
+  void run();
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<void()>> pending_;
+  bool running_op_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace weft::core
