@@ -11,7 +11,7 @@ std::shared_ptr<Communicator> Communicator::create(std::shared_ptr<World> world,
                                                    uint64_t context_base) {
   std::shared_ptr<Communicator> communicator(
       new Communicator(std::move(world), std::move(name), std::move(world_ranks), context_base));
-  communicator->world_->attach(context_base, communicator);
+  communicator->world_->attach(context_base, communicator.get());
   return communicator;
 }
 

@@ -43,9 +43,9 @@ World::~World() {
   }
 }
 
-void World::attach(uint64_t context, std::weak_ptr<Communicator> communicator) {
+void World::attach(uint64_t context, Communicator* communicator) {
   std::lock_guard lock(mutex_);
-  communicators_[context] = std::move(communicator);
+  communicators_[context] = communicator;
 }
 
 void World::detach(uint64_t context) {
@@ -54,24 +54,16 @@ void World::detach(uint64_t context) {
 }
 
 void World::on_peer_failed(int peer, std::shared_ptr<const Error> error) {
-  std::vector<std::shared_ptr<Communicator>> interested;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [context, weak] : communicators_) {
-      if (auto communicator = weak.lock()) interested.push_back(communicator);
-    }
-  }
-  for (auto& communicator : interested) communicator->on_peer_failed(peer, error);
+  std::lock_guard lock(mutex_);
+  // A copy: delivering may attach or detach nothing, but stays safe if it does.
+  auto communicators = communicators_;
+  for (auto& [context, communicator] : communicators) communicator->on_peer_failed(peer, error);
 }
 
 void World::on_context_aborted(uint64_t context, std::shared_ptr<const Error> error) {
-  std::shared_ptr<Communicator> communicator;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = communicators_.find(context & ~uint64_t{1});
-    if (it != communicators_.end()) communicator = it->second.lock();
-  }
-  if (communicator) communicator->on_context_aborted(context, error);
+  std::lock_guard lock(mutex_);
+  auto it = communicators_.find(context & ~uint64_t{1});
+  if (it != communicators_.end()) it->second->on_context_aborted(context, error);
 }
 
 }  // namespace weft::core

@@ -46,8 +46,9 @@ class World {
   int64_t spin_us() const { return spin_us_; }
   const std::string& host_of(int rank) const { return hosts_[rank]; }
 
-  // Communicators register to hear about failures that concern them.
-  void attach(uint64_t context, std::weak_ptr<Communicator> communicator);
+  // Communicators register to hear about failures that concern them; detach() waits until no
+  // failure is being delivered to the communicator, so it may be destroyed right after.
+  void attach(uint64_t context, Communicator* communicator);
   void detach(uint64_t context);
 
  private:
@@ -65,8 +66,11 @@ class World {
   std::shared_ptr<Store> store_;
   std::unique_ptr<transport::TcpTransport> transport_;
 
-  std::mutex mutex_;
-  std::map<uint64_t, std::weak_ptr<Communicator>> communicators_;
+  // Recursive: delivering a failure may abort a context, which delivers again on this thread.
+  // Raw pointers, not shared ones: a failure delivered on the transport's thread must never
+  // hold the last reference to a group (its destruction would join that very thread).
+  std::recursive_mutex mutex_;
+  std::map<uint64_t, Communicator*> communicators_;
 };
 
 }  // namespace weft::core

@@ -51,7 +51,7 @@ void expect_fast_failure_naming(const ChildResult& result, int rank, const std::
   EXPECT_FALSE(result.timed_out) << "rank " << rank << " hung";
   EXPECT_EQ(result.exit_code, 0) << "rank " << rank << " out: " << result.out
                                  << " err: " << result.err;
-  EXPECT_NE(result.out.find(dead), std::string::npos) << "rank " << rank << ": " << result.out;
+  EXPECT_NE(result.out.find(dead), std::string::npos) << "rank " << rank << ": " << result.out << "\nstderr: " << result.err;
   long ms = elapsed_ms(result);
   EXPECT_GE(ms, 0) << result.out;
   EXPECT_LT(ms, 2000) << "rank " << rank << " took " << ms << " ms to notice";

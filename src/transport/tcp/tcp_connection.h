@@ -9,6 +9,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -51,7 +52,7 @@ class TcpConnection {
   std::chrono::steady_clock::time_point accepted_at = std::chrono::steady_clock::now();
 
   // --- handshake and lifetime (event loop, or under the transport lock) ----------------------
-  ConnectionState state = ConnectionState::kConnecting;
+  std::atomic<ConnectionState> state{ConnectionState::kConnecting};  // read by any thread
   int connect_errno = 0;  // a connect() that failed at once
   bool goodbye_received = false;
 

@@ -129,11 +129,12 @@ void TcpTransport::post_send(const RequestPtr& request) {
   TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
   if (!connection || peer.failed.load()) {
     std::unique_lock lock(mutex_);
-    if (shutting_down_ || aborted_contexts_.count(request->context) || peer.failed.load()) {
+    auto aborted = aborted_contexts_.find(request->context);
+    if (shutting_down_ || aborted != aborted_contexts_.end() || peer.failed.load()) {
       auto error = peer.failure ? peer.failure
                    : shutting_down_
                        ? make_error(ErrorCode::kAborted, "the transport is shutting down")
-                       : make_error(ErrorCode::kAborted, "the group was aborted");
+                       : aborted->second;
       lock.unlock();
       request->fail(error);
       return;
@@ -155,9 +156,10 @@ void TcpTransport::post_recv(const RequestPtr& request) {
     request->fail(make_error(ErrorCode::kAborted, "the transport is shutting down"));
     return;
   }
-  if (aborted_contexts_.count(request->context)) {
+  if (auto aborted = aborted_contexts_.find(request->context); aborted != aborted_contexts_.end()) {
+    auto error = aborted->second;
     lock.unlock();
-    request->fail(make_error(ErrorCode::kAborted, "the group was aborted"));
+    request->fail(error);
     return;
   }
   if (UnexpectedMessage* message = matcher_.find_unexpected(*request)) {
@@ -307,13 +309,18 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
     for (int peer = 0; peer < options_.world_size; ++peer) {
       if (peer == except_peer || peer == options_.rank || peers_[peer]->failed.load()) continue;
       // Every connection, not one: the peer reads them independently, and the news must be
-      // ahead of anything we send later (a goodbye) on whichever it reads first.
+      // ahead of anything we send later (a goodbye) on whichever it reads first. Connections
+      // still in their handshake queue it until they are ready.
       for (TcpConnection* connection : peers_[peer]->connections) {
-        if (connection->state == ConnectionState::kReady) targets.push_back(connection);
+        if (connection->state != ConnectionState::kClosed) targets.push_back(connection);
       }
     }
   }
-  for (TcpConnection* connection : targets) send_control(connection, kind, context, tag, text);
+  for (TcpConnection* connection : targets) {
+    util::log_debug("rank " + std::to_string(options_.rank) + " tells rank " +
+                    std::to_string(connection->peer) + " (" + connection->address + "): " + text);
+    send_control(connection, kind, context, tag, text);
+  }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -540,7 +547,27 @@ void TcpTransport::became_ready(TcpConnection* connection) {
   connection->state = ConnectionState::kReady;
   util::log_debug("rank " + std::to_string(options_.rank) + " connected with rank " +
                   std::to_string(connection->peer) + " (" + connection->address + ")");
+  std::vector<std::pair<int, std::string>> deaths;
+  {
+    std::lock_guard lock(mutex_);
+    deaths = deaths_;
+  }
   std::lock_guard lock(connection->send_mutex);
+  // A peer we meet only now must still learn of the deaths we know: they go first.
+  for (auto it = deaths.rbegin(); it != deaths.rend(); ++it) {
+    if (it->first == connection->peer) continue;
+    FrameHeader header;
+    header.kind = FrameKind::kPeerFailed;
+    header.source = static_cast<uint32_t>(options_.rank);
+    header.tag = static_cast<uint64_t>(it->first);
+    OutboundFrame frame;
+    frame.owned.assign(it->second.begin(), it->second.end());
+    header.bytes = frame.owned.size();
+    encode(header, frame.header);
+    frame.payload = frame.owned.data();
+    frame.payload_bytes = frame.owned.size();
+    connection->queue.push_front(std::move(frame));
+  }
   connection->ready = true;
   int error = 0;
   if (!connection->flush_locked(&error)) {
@@ -774,6 +801,7 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
     state.failure = error;
     state.failed.store(true);
     if (flood && !first_death_) first_death_ = error;
+    if (flood) deaths_.emplace_back(peer, error->message());
     if (flood) ++floods_in_flight_;
     victims = matcher_.take_posted_from(peer);
     victims.splice(victims.end(), matcher_.take_claims_from(peer));
@@ -804,7 +832,7 @@ void TcpTransport::fail_context(uint64_t context, std::shared_ptr<const Error> e
   TransportListener listener;
   {
     std::lock_guard lock(mutex_);
-    if (!aborted_contexts_.insert(context).second) return;
+    if (!aborted_contexts_.emplace(context, error).second) return;
     victims = matcher_.take_posted_of_context(context);
     listener = listener_;
   }
@@ -897,6 +925,24 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   drain(flush_deadline);
+  // A connection still in its handshake would close without a goodbye, and its peer would take
+  // us for dead: let the handshakes finish first.
+  auto handshakes_done = [this] {
+    std::lock_guard lock(mutex_);
+    for (auto& connection : connections_) {
+      ConnectionState state = connection->state.load();
+      if (state == ConnectionState::kConnecting || state == ConnectionState::kAwaitAck ||
+          state == ConnectionState::kAwaitHello) {
+        return false;
+      }
+    }
+    return true;
+  };
+  auto handshake_deadline =
+      std::min(flush_deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  while (!handshakes_done() && std::chrono::steady_clock::now() < handshake_deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
   std::vector<TcpConnection*> ready;
   {
     std::lock_guard lock(mutex_);

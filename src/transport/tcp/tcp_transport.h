@@ -21,7 +21,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,9 +118,10 @@ class TcpTransport final : public Transport {
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<TcpConnection>> connections_;  // every connection ever made
-  std::set<uint64_t> aborted_contexts_;
+  std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_;  // with the reason
   std::shared_ptr<const Error> first_death_;
-  int floods_in_flight_ = 0;  // failures being told to the other peers right now  // the first peer seen to die, the usual root cause
+  int floods_in_flight_ = 0;
+  std::vector<std::pair<int, std::string>> deaths_;  // told to every peer we meet later  // failures being told to the other peers right now  // the first peer seen to die, the usual root cause
   BufferPool pool_;
   Matcher matcher_{pool_};
   TransportListener listener_;
