@@ -38,7 +38,14 @@ core::OpInfo CollectiveCall::info_for(const transport::Request& request) const {
 }
 
 void CollectiveCall::wait(const transport::RequestPtr& request) {
-  comm_.wait(*request, info_for(*request), deadline_);
+  try {
+    comm_.wait(*request, info_for(*request), deadline_);
+  } catch (const Error& error) {
+    // Fail the group's collectives at once, here and on every member: the algorithm's other
+    // requests (and the partners waiting on us) must not sit until their deadline.
+    comm_.fail_collectives(std::make_shared<const Error>(error));
+    throw;
+  }
 }
 
 void CollectiveCall::wait_all(const std::vector<transport::RequestPtr>& requests) {

@@ -32,7 +32,7 @@ std::shared_ptr<World> World::join(WorldOptions options) {
 
 World::~World() {
   auto flush_for = std::min(timeout_, std::chrono::milliseconds(10'000));
-  transport_->shutdown(std::chrono::steady_clock::now() + flush_for);
+  if (transport_) transport_->shutdown(std::chrono::steady_clock::now() + flush_for);
   store_.reset();
   if (store_server_) {
     // The other ranks may still be reading the store (their own shutdown): let them finish.

@@ -24,7 +24,7 @@
 namespace weft::transport {
 
 struct TransportListener {
-  // A peer failed (died, refused us, shut down). Called on a transport thread: be quick.
+  // A peer died (not: shut down cleanly). Called on a transport thread: be quick.
   std::function<void(int peer, std::shared_ptr<const Error> error)> on_peer_failed;
   // A peer aborted a context.
   std::function<void(uint64_t context, std::shared_ptr<const Error> error)> on_context_aborted;

@@ -824,7 +824,9 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
     --floods_in_flight_;
   }
   for (const RequestPtr& victim : victims) victim->fail(error);
-  if (listener.on_peer_failed) listener.on_peer_failed(peer, error);
+  // Only a death concerns the listener: a peer that shut down cleanly (or refused us) fails
+  // just the requests that name it.
+  if (flood && listener.on_peer_failed) listener.on_peer_failed(peer, error);
 }
 
 void TcpTransport::fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood) {
