@@ -38,6 +38,7 @@ transport::RequestPtr Communicator::post_send(Channel channel, int peer, uint64_
   auto request = std::make_shared<transport::Request>(
       transport::Request::Kind::kSend, world_ranks_[peer], context(channel), tag, op.pack(),
       const_cast<void*>(data), bytes);
+  request->operation_tagged = channel == Channel::kCollective;
   world_->transport().post_send(request);
   return request;
 }
@@ -49,6 +50,7 @@ transport::RequestPtr Communicator::post_recv(Channel channel, int peer, uint64_
   auto request = std::make_shared<transport::Request>(transport::Request::Kind::kRecv, world_peer,
                                                       context(channel), tag, op.pack(), data,
                                                       bytes);
+  request->operation_tagged = channel == Channel::kCollective;
   world_->transport().post_recv(request);
   return request;
 }

@@ -29,7 +29,7 @@ void encode(const FrameHeader& header, uint8_t* out) {
   put<uint32_t>(out, kFrameMagic);
   put<uint16_t>(out, kProtocolVersion);
   put<uint8_t>(out, static_cast<uint8_t>(header.kind));
-  put<uint8_t>(out, 0);
+  put<uint8_t>(out, header.operation_tagged ? 1 : 0);
   put<uint32_t>(out, header.source);
   put<uint32_t>(out, 0);
   put<uint64_t>(out, header.context);
@@ -47,7 +47,7 @@ FrameHeader decode(const uint8_t* in) {
   }
   FrameHeader header;
   header.kind = static_cast<FrameKind>(get<uint8_t>(in));
-  get<uint8_t>(in);
+  header.operation_tagged = (get<uint8_t>(in) & 1) != 0;
   header.source = get<uint32_t>(in);
   get<uint32_t>(in);
   header.context = get<uint64_t>(in);

@@ -27,8 +27,15 @@ enum class FrameKind : uint8_t {
   kContextAbort = 4, // "context `context` is aborted": payload is the reason
 };
 
+// Tags whose bits from kOperationShift up are equal belong to one operation (the low bits
+// number its messages). For messages marked operation_tagged, a receiver that finds a message
+// of the same operation from the same sender carrying a different signature reports a
+// mismatch at once, even though the tags differ (the two sides run different algorithms).
+inline constexpr int kOperationShift = 20;
+
 struct FrameHeader {
   FrameKind kind = FrameKind::kData;
+  bool operation_tagged = false;
   uint32_t source = 0;  // sender's rank in the world
   uint64_t context = 0;
   uint64_t tag = 0;

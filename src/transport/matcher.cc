@@ -78,6 +78,36 @@ std::list<RequestPtr> Matcher::take_posted_of_context(uint64_t context) {
   return taken;
 }
 
+namespace {
+bool same_operation(const Request& receive, const FrameHeader& header) {
+  return receive.operation_tagged && header.operation_tagged &&
+         receive.context == header.context &&
+         (receive.tag >> kOperationShift) == (header.tag >> kOperationShift) &&
+         receive.peer == static_cast<int>(header.source) &&
+         receive.signature != header.signature;
+}
+}  // namespace
+
+RequestPtr Matcher::take_conflicting_posted(const FrameHeader& header) {
+  if (!header.operation_tagged) return nullptr;
+  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+    if (same_operation(**it, header)) {
+      RequestPtr found = std::move(*it);
+      posted_.erase(it);
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+const UnexpectedMessage* Matcher::find_conflicting_unexpected(const Request& receive) const {
+  if (!receive.operation_tagged) return nullptr;
+  for (const UnexpectedMessage& message : unexpected_) {
+    if (same_operation(receive, message.header)) return &message;
+  }
+  return nullptr;
+}
+
 bool Matcher::release_claim(const Request* receive) {
   for (UnexpectedMessage& message : unexpected_) {
     if (message.claimed_by.get() == receive) {

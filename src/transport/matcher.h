@@ -43,6 +43,12 @@ class Matcher {
   bool release_claim(const Request* receive);
   // Detaches and returns the receives that claimed unfinished messages from `peer`.
   std::list<RequestPtr> take_claims_from(int peer);
+  // A posted receive of the same operation as this message, from its sender, that expects a
+  // different signature (removed from the queue); null if none.
+  RequestPtr take_conflicting_posted(const FrameHeader& header);
+  // An unexpected message of the same operation as this receive, from its sender, that carries
+  // a different signature; null if none.
+  const UnexpectedMessage* find_conflicting_unexpected(const Request& receive) const;
   // Every posted receive (shutdown).
   std::list<RequestPtr> take_all_posted() { return std::move(posted_); }
 

@@ -38,6 +38,7 @@ class Request {
   const Signature signature;
   void* const data;
   const std::size_t bytes;  // payload length (send) or buffer capacity (receive)
+  bool operation_tagged = false;  // see kOperationShift; set before posting
 
   // --- outcome ------------------------------------------------------------------------------
   int source = -1;               // who sent a completed receive

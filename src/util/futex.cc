@@ -1,6 +1,7 @@
 #include "util/futex.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@ void cpu_relax() {
   asm volatile("yield");
 #endif
 }
+
+void yield_core() { sched_yield(); }
 
 void futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
                 std::chrono::steady_clock::time_point deadline) {

@@ -21,18 +21,24 @@ bool spin_until(Predicate done, int64_t spin_us);
 
 void cpu_relax();
 
+void yield_core();
+
 template <typename Predicate>
 bool spin_until(Predicate done, int64_t spin_us) {
   if (done()) return true;
   if (spin_us <= 0) return false;
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
-  for (int round = 0;; ++round) {
-    for (int i = 0; i < 64; ++i) {
-      if (done()) return true;
-      cpu_relax();
-    }
-    if (std::chrono::steady_clock::now() >= until) return done();
+  for (int i = 0; i < 64; ++i) {
+    if (done()) return true;
+    cpu_relax();
   }
+  // Then yield between checks: the thread that will complete us (the transport's event loop,
+  // or a peer rank when ranks outnumber cores) may need this very core.
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    yield_core();
+  }
+  return done();
 }
 
 }  // namespace weft::util

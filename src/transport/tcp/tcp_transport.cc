@@ -99,6 +99,7 @@ void TcpTransport::post_send(const RequestPtr& request) {
   header.tag = request->tag;
   header.bytes = request->bytes;
   header.signature = request->signature;
+  header.operation_tagged = request->operation_tagged;
 
   if (request->peer == options_.rank) {
     // A message to ourselves never touches a socket: hand it to the matcher directly.
@@ -180,6 +181,12 @@ void TcpTransport::post_recv(const RequestPtr& request) {
     matcher_.erase_unexpected(message);
     lock.unlock();
     request->complete();
+    return;
+  }
+  if (const UnexpectedMessage* conflict = matcher_.find_conflicting_unexpected(*request)) {
+    auto error = check_fit(*request, conflict->header);
+    lock.unlock();
+    request->fail(error);
     return;
   }
   int peer = request->peer;
@@ -623,10 +630,19 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
     return;
   }
   RequestPtr receive;
+  RequestPtr conflicting_receive;
   std::shared_ptr<const Error> mismatch;
   {
     std::lock_guard lock(mutex_);
     receive = matcher_.take_posted(header);
+    if (!receive) {
+      // Nobody waits for this tag, but someone may wait for another message of the same
+      // operation from this sender while believing it runs something else.
+      if (RequestPtr conflicting = matcher_.take_conflicting_posted(header)) {
+        mismatch = check_fit(*conflicting, header);
+        conflicting_receive = std::move(conflicting);
+      }
+    }
     if (receive) {
       mismatch = check_fit(*receive, header);
     } else {
@@ -635,7 +651,9 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
       connection->payload_target = message->buffer.get();
     }
   }
-  if (mismatch) {
+  if (conflicting_receive) {
+    conflicting_receive->fail(mismatch);  // the message itself waits, unexpected
+  } else if (mismatch) {
     receive->fail(mismatch);  // the payload is read and dropped
   } else if (receive) {
     connection->bound_receive = receive;

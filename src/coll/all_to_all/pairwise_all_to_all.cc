@@ -1,0 +1,41 @@
+#include "coll/all_to_all/pairwise_all_to_all.h"
+
+#include <cstring>
+#include <string>
+
+#include "weft/error.h"
+
+namespace weft::coll {
+
+void pairwise_all_to_all(CollectiveCall& call, const void* input,
+                         const std::vector<std::size_t>& send_bytes,
+                         const std::vector<std::size_t>& send_offsets, void* output,
+                         const std::vector<std::size_t>& recv_bytes,
+                         const std::vector<std::size_t>& recv_offsets) {
+  const int p = call.size(), rank = call.rank();
+  const auto n = static_cast<std::size_t>(p);
+  if (send_bytes.size() != n || send_offsets.size() != n || recv_bytes.size() != n ||
+      recv_offsets.size() != n) {
+    throw Error(ErrorCode::kInternal,
+                "pairwise_all_to_all: split vectors must have " + std::to_string(p) + " entries");
+  }
+  if (send_bytes[rank] != recv_bytes[rank]) {
+    throw Error(ErrorCode::kInternal, "pairwise_all_to_all: rank " + std::to_string(rank) +
+                                          " sends itself " + std::to_string(send_bytes[rank]) +
+                                          " bytes but expects " + std::to_string(recv_bytes[rank]));
+  }
+  const auto* in = static_cast<const unsigned char*>(input);
+  auto* out = static_cast<unsigned char*>(output);
+  if (send_bytes[rank] > 0) {
+    std::memcpy(out + recv_offsets[rank], in + send_offsets[rank], send_bytes[rank]);
+  }
+  for (int k = 1; k < p; ++k) {
+    const int to = (rank + k) % p, from = (rank - k + p) % p;
+    if (send_bytes[to] == 0 && recv_bytes[from] == 0) continue;
+    call.send_recv(send_bytes[to] > 0 ? to : -1, static_cast<uint32_t>(k), in + send_offsets[to],
+                   send_bytes[to], recv_bytes[from] > 0 ? from : -1, out + recv_offsets[from],
+                   recv_bytes[from]);
+  }
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,100 @@
+#include "coll/gather/binomial_gather.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "coll/patterns/binomial_tree.h"
+#include "weft/error.h"
+
+namespace weft::coll {
+
+namespace {
+
+// Settles requests already posted when posting a later one throws, so that no transfer
+// outlives the scratch buffer it uses; the exception in flight stays the cause.
+void settle(CollectiveCall& call, const std::vector<transport::RequestPtr>& requests) noexcept {
+  try {
+    call.wait_all(requests);
+  } catch (...) {  // NOLINT(bugprone-empty-catch)
+  }
+}
+
+}  // namespace
+
+void binomial_gather(CollectiveCall& call, const void* input, void* output,
+                     const std::vector<std::size_t>& byte_counts, int root) {
+  const int p = call.size(), rank = call.rank();
+  if (byte_counts.size() != static_cast<std::size_t>(p)) {
+    throw Error(ErrorCode::kInternal, "binomial_gather: " + std::to_string(byte_counts.size()) +
+                                          " byte counts for " + std::to_string(p) + " ranks");
+  }
+  const auto tree = patterns::BinomialTree::build(rank, p, root);
+  // Offsets in rank order (the output) and in relative order (the subtree ranges).
+  std::vector<std::size_t> offsets(p + 1, 0), relative(p + 1, 0);
+  for (int r = 0; r < p; ++r) {
+    offsets[r + 1] = offsets[r] + byte_counts[r];
+    relative[r + 1] = relative[r] + byte_counts[tree.rank_of(r)];
+  }
+  auto range_bytes = [&](const patterns::BinomialTree::Node& node) {
+    return relative[node.relative + node.extent] - relative[node.relative];
+  };
+
+  if (tree.is_root()) {
+    auto* out = static_cast<unsigned char*>(output);
+    if (byte_counts[rank] > 0 && out + offsets[rank] != input) {
+      std::memcpy(out + offsets[rank], input, byte_counts[rank]);
+    }
+    std::unique_ptr<unsigned char[]> wrapped;  // the child range that runs past rank p - 1
+    const patterns::BinomialTree::Node* wrapped_child = nullptr;
+    std::vector<transport::RequestPtr> requests;
+    try {
+      for (const auto& child : tree.children) {
+        const std::size_t length = range_bytes(child);
+        if (length == 0) continue;
+        if (child.rank + child.extent <= p) {
+          requests.push_back(call.irecv(child.rank, 0, out + offsets[child.rank], length));
+        } else {
+          wrapped.reset(new unsigned char[length]);
+          wrapped_child = &child;
+          requests.push_back(call.irecv(child.rank, 0, wrapped.get(), length));
+        }
+      }
+    } catch (...) {
+      settle(call, requests);
+      throw;
+    }
+    call.wait_all(requests);
+    if (wrapped_child != nullptr) {
+      const std::size_t head = offsets[p] - offsets[wrapped_child->rank];
+      std::memcpy(out + offsets[wrapped_child->rank], wrapped.get(), head);
+      std::memcpy(out, wrapped.get() + head, range_bytes(*wrapped_child) - head);
+    }
+    return;
+  }
+
+  const std::size_t mine = range_bytes(tree.self);
+  if (tree.children.empty()) {
+    if (mine > 0) call.send(tree.parent.rank, 0, input, mine);
+    return;
+  }
+  std::unique_ptr<unsigned char[]> range(new unsigned char[mine > 0 ? mine : 1]);
+  if (byte_counts[rank] > 0) std::memcpy(range.get(), input, byte_counts[rank]);
+  const std::size_t base = relative[tree.self.relative];
+  std::vector<transport::RequestPtr> requests;
+  try {
+    for (const auto& child : tree.children) {
+      const std::size_t length = range_bytes(child);
+      if (length == 0) continue;
+      requests.push_back(
+          call.irecv(child.rank, 0, range.get() + relative[child.relative] - base, length));
+    }
+  } catch (...) {
+    settle(call, requests);
+    throw;
+  }
+  call.wait_all(requests);
+  if (mine > 0) call.send(tree.parent.rank, 0, range.get(), mine);
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# weft_bench_test.sh WEFTRUN WEFT_BENCH -- runs weft-bench under weftrun and checks its output.
+#
+#  1. every op, 2 ranks:  weft-bench all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1  (+ --csv, --json)
+#  2. every op, 3 ranks:  the same (3 ranks on 2 cores: oversubscribed, uneven blocks)
+#  3. all_reduce, 2 ranks, every dtype x every reduce op, async (-a 1)
+# Each run must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
+# no such form) in both placements; every op must have printed rows; the CSV and JSON files
+# must be well formed, and every CSV row must say check=ok.
+set -u
+weftrun=$1
+bench=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# check_rows FILE LABEL [expected ops...]: the table rows of weft-bench's stdout.
+check_rows() {
+  local file=$1 label=$2
+  shift 2
+  # Data rows: 13 fields, not comments. Fields 9 and 13 are #wrong out of place and in place.
+  local bad
+  bad=$(awk '!/^#/ && NF == 13 { if (!(($9 == "0" || $9 == "N/A") && ($13 == "0" || $13 == "N/A")) || ($9 == "N/A" && $13 == "N/A" && $6 != "N/A")) print }' "$file")
+  [ -z "$bad" ] || fail "$label: rows with wrong elements or no check:"$'\n'"$bad"
+  local rows
+  rows=$(awk '!/^#/ && NF == 13' "$file" | wc -l)
+  [ "$rows" -gt 0 ] || fail "$label: no result rows"
+  local stray
+  stray=$(awk '!/^#/ && NF != 13 && NF > 0' "$file")
+  [ -z "$stray" ] || fail "$label: lines that are neither comments nor rows:"$'\n'"$stray"
+  grep -q '^# Rows with wrong elements: 0 OK' "$file" || fail "$label: no '0 OK' summary"
+  grep -q '^# Avg bus bandwidth' "$file" || fail "$label: no average bus bandwidth"
+  local op
+  for op in "$@"; do
+    # The op's table header, then at least one row before the next header.
+    awk -v op="$op" '
+      $0 == "# " op { inside = 1; next }
+      inside && /^# [a-z_]+$/ { exit }
+      inside && !/^#/ && NF == 13 { found = 1; exit }
+      END { exit found ? 0 : 1 }' "$file" || fail "$label: no rows for $op"
+  done
+}
+
+run() {  # LABEL RANKS ARGS... -- runs weft-bench, stdout to $work/LABEL.out
+  local label=$1 ranks=$2
+  shift 2
+  echo "=== $label: weftrun -n $ranks weft-bench $*"
+  timeout 120 "$weftrun" --no-prefix -n "$ranks" "$bench" "$@" >"$work/$label.out" 2>"$work/$label.err"
+  local rc=$?
+  cat "$work/$label.out"
+  if [ -s "$work/$label.err" ]; then
+    echo "--- stderr"
+    cat "$work/$label.err"
+  fi
+  [ $rc -eq 0 ] || fail "$label: exit code $rc (124: timed out)"
+}
+
+all_ops="all_reduce all_gather broadcast reduce reduce_scatter all_to_all gather scatter barrier sendrecv"
+
+for ranks in 2 3; do
+  label="all_n$ranks"
+  run "$label" "$ranks" all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1 \
+    --csv "$work/$label.csv" --json "$work/$label.json"
+  # shellcheck disable=SC2086
+  check_rows "$work/$label.out" "$label" $all_ops
+
+  csv=$work/$label.csv
+  head -1 "$csv" | grep -qx 'system,config,ranks,cores,oversub,op,dtype,count,bytes,iters,time_us,med_us,min_us,max_us,algbw_GBps,busbw_GBps,check' \
+    || fail "$label: CSV header"
+  awk -F, -v n="$ranks" 'NR > 1 && (NF != 17 || $1 != "weft" || $3 != n || $17 != "ok")' "$csv" | grep -q . \
+    && fail "$label: CSV rows not ok:"$'\n'"$(awk -F, 'NR > 1 && $17 != "ok"' "$csv")"
+  for op in allreduce allgather broadcast reduce_scatter alltoall barrier; do
+    awk -F, -v op="$op" 'NR > 1 && $6 == op { found = 1 } END { exit found ? 0 : 1 }' "$csv" \
+      || fail "$label: CSV has no $op row"
+  done
+
+  json=$work/$label.json
+  head -1 "$json" | grep -q '^{"type":"settings"' || fail "$label: JSON settings line"
+  grep -c '"type":"result"' "$json" | grep -qv '^0$' || fail "$label: no JSON results"
+  if command -v python3 >/dev/null; then
+    python3 - "$json" <<'PY' || fail "$label: JSON lines do not parse or show wrong elements"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+assert rows[0]["type"] == "settings"
+results = [r for r in rows if r["type"] == "result"]
+assert results and all(r["wrong"] == 0 for r in results), "wrong elements"
+PY
+  fi
+done
+
+run dtypes_redops 2 all_reduce -d all -o all -b 8 -e 1K -f 16 -c 1 -n 2 -w 1 -a 1
+check_rows "$work/dtypes_redops.out" dtypes_redops all_reduce
+for dtype in float32 float64 float16 bfloat16 int8 uint8 int16 int32 int64 bool; do
+  awk -v t="$dtype" '!/^#/ && NF == 13 && $3 == t { found = 1 } END { exit found ? 0 : 1 }' \
+    "$work/dtypes_redops.out" || fail "dtypes_redops: no rows for $dtype"
+done
+
+if [ "$failures" -ne 0 ]; then
+  echo "weft_bench_test: $failures failure(s)" >&2
+  exit 1
+fi
+echo "weft_bench_test: OK"
