@@ -64,6 +64,7 @@ s.close()' && return 0
 failure_grace=15
 run_once() {
   local port=$1 rank status failed=0 kill_at=""
+  shift
   local -A rank_of=()
   pids=()
   rm -f "$workdir"/rank*.status

@@ -123,5 +123,32 @@ TEST(StoreFailure, ABlockedStoreCallFailsWhenTheServerGoesAway) {
   EXPECT_LT(elapsed_ms(result), 2000);
 }
 
+// Every rank gets an error quickly that says what each side called.
+void expect_mismatch_everywhere(Job& job, int world, const std::vector<std::string>& mentions) {
+  for (int rank = 0; rank < world; ++rank) {
+    ChildResult result = job.ranks[rank]->wait(std::chrono::seconds(30));
+    EXPECT_EQ(result.exit_code, 0) << "rank " << rank << ": " << result.out << result.err;
+    bool clear = result.out.find("RESULT mismatch") != std::string::npos ||
+                 result.out.find("RESULT aborted") != std::string::npos;
+    EXPECT_TRUE(clear) << "rank " << rank << ": " << result.out;
+    for (const std::string& text : mentions) {
+      EXPECT_NE(result.out.find(text), std::string::npos) << "rank " << rank << ": " << result.out;
+    }
+    EXPECT_LT(elapsed_ms(result), 5000) << result.out;
+  }
+}
+
+TEST(Mismatch, DifferentCollectivesAtTheSamePointFailEveryRank) {
+  Job job;
+  job.start("mismatched_ops", 3);
+  expect_mismatch_everywhere(job, 3, {"all_reduce(count=8", "reduce(count=8"});
+}
+
+TEST(Mismatch, DifferentCountsFailEveryRank) {
+  Job job;
+  job.start("mismatched_counts", 3);
+  expect_mismatch_everywhere(job, 3, {"count=4", "count=8"});
+}
+
 }  // namespace
 }  // namespace weft

@@ -110,6 +110,28 @@ int wrong_token() {
   return no_error();
 }
 
+// Ranks call different collectives (or the same with different counts) at the same point.
+int mismatched_collectives(bool different_counts) {
+  auto group = weft::init_process_group();
+  int rank = group->rank();
+  std::vector<float> data(rank == 0 && different_counts ? 4 : 8, 1.0f);
+  auto started = Clock::now();
+  try {
+    if (different_counts || rank != 1) group->all_reduce(data);
+    else group->reduce(data, 0);
+    // A rank whose part only sends (a reduce leaf) finishes before anyone can object; the
+    // group's next collective reports the mismatch the others found.
+    group->barrier();
+  } catch (const weft::Error& e) {
+    int status = report(e, started, e.code() == weft::ErrorCode::kMismatch
+                                        ? weft::ErrorCode::kMismatch
+                                        : weft::ErrorCode::kAborted);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return status;
+  }
+  return no_error();
+}
+
 // A blocking store call while the store server goes away.
 int store_dies() {
   const char* address = std::getenv("WEFT_STORE_ADDR");
@@ -139,6 +161,8 @@ int main(int argc, char** argv) {
     if (scenario == "stuck_peer") return stuck_peer();
     if (scenario == "wrong_token") return wrong_token();
     if (scenario == "store_dies") return store_dies();
+    if (scenario == "mismatched_ops") return mismatched_collectives(false);
+    if (scenario == "mismatched_counts") return mismatched_collectives(true);
   } catch (const std::exception& e) {
     std::printf("UNEXPECTED %s\n", e.what());
     return 2;
