@@ -3,7 +3,8 @@
 # again: it installs nothing that is already there.
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev googletest libbenchmark-dev)
+packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev googletest libbenchmark-dev
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-torch)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

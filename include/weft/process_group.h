@@ -92,13 +92,14 @@ class ProcessGroup {
   std::shared_ptr<Work> iall_gather(ConstBufferView input, const std::vector<BufferView>& outputs,
                                     const CollectiveOptions& options = {});
 
-  // outputs (root only: others pass {}) receive every rank's input, uneven sizes allowed.
+  // outputs (root only: others pass {}) receive every rank's input; every rank's input has
+  // the same size (as torch requires; all_gather's list form takes uneven sizes).
   void gather(ConstBufferView input, const std::vector<BufferView>& outputs, int root,
               const CollectiveOptions& options = {});
   std::shared_ptr<Work> igather(ConstBufferView input, const std::vector<BufferView>& outputs,
                                 int root, const CollectiveOptions& options = {});
 
-  // inputs (root only: others pass {}) are dealt out, inputs[r] to rank r.
+  // inputs (root only: others pass {}) are dealt out, inputs[r] to rank r; all the same size.
   void scatter(const std::vector<ConstBufferView>& inputs, BufferView output, int root,
                const CollectiveOptions& options = {});
   std::shared_ptr<Work> iscatter(const std::vector<ConstBufferView>& inputs, BufferView output,
