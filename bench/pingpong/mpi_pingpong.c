@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CSV_HEADER                                                                        \
+#define CSV_HEADER                                                                     \
   "system,config,ranks,op,bytes,iters,window,lat_us,med_lat_us,min_lat_us,max_lat_us," \
   "bw_GBps,med_bw_GBps,check"
 #define MAX_BATCHES 5
@@ -38,22 +38,32 @@ static int window = 8;
 static double target = 0.5;
 static long min_iters = 5, max_iters = 1000000;
 static char system_name[128] = "";
-static const char *config = "default";
-static MPI_Request *reqs;
+static const char* config = "default";
+static MPI_Request* reqs;
 
-static size_t parse_size(const char *s) {
-  char *end;
+static size_t parse_size(const char* s) {
+  char* end;
   double v = strtod(s, &end);
   switch (*end) {
-    case 'k': case 'K': v *= 1024.0; break;
-    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
-    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
-    default: break;
+    case 'k':
+    case 'K':
+      v *= 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      v *= 1024.0 * 1024.0;
+      break;
+    case 'g':
+    case 'G':
+      v *= 1024.0 * 1024.0 * 1024.0;
+      break;
+    default:
+      break;
   }
   return (size_t)v;
 }
 
-static int parse_list(const char *list, size_t *out) {
+static int parse_list(const char* list, size_t* out) {
   int n = 0;
   char *copy, *tok, *save = NULL;
   if (strcmp(list, "none") == 0 || !*list) return 0;
@@ -72,25 +82,27 @@ static inline uint8_t pattern(size_t bytes, size_t i) {
   return (uint8_t)((i * 131u + bytes * 7u + 17u) & 0xffu);
 }
 
-static long first_mismatch(const uint8_t *buf, size_t bytes) {
+static long first_mismatch(const uint8_t* buf, size_t bytes) {
   size_t i;
   for (i = 0; i < bytes; i++)
     if (buf[i] != pattern(bytes, i)) return (long)i;
   return -1;
 }
 
-static void xsend(const void *p, size_t n, int tag) {
+static void xsend(const void* p, size_t n, int tag) {
   MPI_Send(p, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
 }
-static void xrecv(void *p, size_t n, int tag) {
+static void xrecv(void* p, size_t n, int tag) {
   MPI_Recv(p, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 /* Rank 0 tells rank 1 a number; returns it on both. */
 static long agree(long value) {
   int64_t v = value;
-  if (rank == 0) xsend(&v, sizeof v, CONTROL_TAG);
-  else xrecv(&v, sizeof v, CONTROL_TAG);
+  if (rank == 0)
+    xsend(&v, sizeof v, CONTROL_TAG);
+  else
+    xrecv(&v, sizeof v, CONTROL_TAG);
   return (long)v;
 }
 
@@ -128,12 +140,12 @@ static void windows(size_t bytes, long n) {
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
   return x < y ? -1 : x > y;
 }
 
-static void timed(size_t bytes, const char *op, long win, int ok, void (*unit)(size_t, long)) {
+static void timed(size_t bytes, const char* op, long win, int ok, void (*unit)(size_t, long)) {
   double t0, probe, per, total = 0, med, lat, med_lat;
   double batch_means[MAX_BATCHES];
   long warm, iters, batches, b;
@@ -189,10 +201,12 @@ static void pingpong(size_t bytes) {
     xsend(rbuf, bytes, DATA_TAG);
   }
   if (bad >= 0)
-    fprintf(stderr, "CHECK FAILED: rank %d pingpong bytes=%zu first mismatch at %ld: got %u want %u\n",
+    fprintf(stderr,
+            "CHECK FAILED: rank %d pingpong bytes=%zu first mismatch at %ld: got %u want %u\n",
             rank, bytes, bad, rbuf[bad], pattern(bytes, (size_t)bad));
   verdict = bad >= 0;
-  if (rank == 1) xsend(&verdict, sizeof verdict, CONTROL_TAG);
+  if (rank == 1)
+    xsend(&verdict, sizeof verdict, CONTROL_TAG);
   else {
     xrecv(&other, sizeof other, CONTROL_TAG);
     verdict |= other;
@@ -219,7 +233,7 @@ static void stream(size_t bytes) {
   timed(bytes, "stream", window, verdict == 0, windows);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int c, nranks, header = 0, i;
   size_t max_bytes = 1;
   MPI_Init(&argc, &argv);
@@ -229,19 +243,39 @@ int main(int argc, char **argv) {
   nstream = parse_list("64M", stream_sizes);
   while ((c = getopt(argc, argv, "z:Z:w:t:m:M:s:c:H")) != -1) {
     switch (c) {
-      case 'z': nsizes = parse_list(optarg, sizes); break;
-      case 'Z': nstream = parse_list(optarg, stream_sizes); break;
-      case 'w': window = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
-      case 't': target = atof(optarg); break;
-      case 'm': min_iters = atol(optarg) > 0 ? atol(optarg) : 1; break;
-      case 'M': max_iters = atol(optarg) > 0 ? atol(optarg) : 1; break;
-      case 's': snprintf(system_name, sizeof system_name, "%s", optarg); break;
-      case 'c': config = optarg; break;
-      case 'H': header = 1; break;
+      case 'z':
+        nsizes = parse_list(optarg, sizes);
+        break;
+      case 'Z':
+        nstream = parse_list(optarg, stream_sizes);
+        break;
+      case 'w':
+        window = atoi(optarg) > 0 ? atoi(optarg) : 1;
+        break;
+      case 't':
+        target = atof(optarg);
+        break;
+      case 'm':
+        min_iters = atol(optarg) > 0 ? atol(optarg) : 1;
+        break;
+      case 'M':
+        max_iters = atol(optarg) > 0 ? atol(optarg) : 1;
+        break;
+      case 's':
+        snprintf(system_name, sizeof system_name, "%s", optarg);
+        break;
+      case 'c':
+        config = optarg;
+        break;
+      case 'H':
+        header = 1;
+        break;
       default:
         if (rank == 0)
-          fprintf(stderr, "usage: %s [-z sizes] [-Z stream sizes|none] [-w window] [-t sec] "
-                          "[-m min] [-M max] [-s system] [-c config] [-H]\n", argv[0]);
+          fprintf(stderr,
+                  "usage: %s [-z sizes] [-Z stream sizes|none] [-w window] [-t sec] "
+                  "[-m min] [-M max] [-s system] [-c config] [-H]\n",
+                  argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
@@ -260,8 +294,10 @@ int main(int argc, char **argv) {
       snprintf(system_name, sizeof system_name, "mpi");
   }
   peer = 1 - rank;
-  for (i = 0; i < nsizes; i++) if (sizes[i] > max_bytes) max_bytes = sizes[i];
-  for (i = 0; i < nstream; i++) if (stream_sizes[i] > max_bytes) max_bytes = stream_sizes[i];
+  for (i = 0; i < nsizes; i++)
+    if (sizes[i] > max_bytes) max_bytes = sizes[i];
+  for (i = 0; i < nstream; i++)
+    if (stream_sizes[i] > max_bytes) max_bytes = stream_sizes[i];
   sbuf = malloc(max_bytes);
   rbuf = malloc(max_bytes);
   reqs = malloc(sizeof(MPI_Request) * (size_t)window);

@@ -73,10 +73,20 @@ size_t parse_size(const char* s) {
   char* end = nullptr;
   double v = std::strtod(s, &end);
   switch (*end) {
-    case 'k': case 'K': v *= 1024.0; break;
-    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
-    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
-    default: break;
+    case 'k':
+    case 'K':
+      v *= 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      v *= 1024.0 * 1024.0;
+      break;
+    case 'g':
+    case 'G':
+      v *= 1024.0 * 1024.0 * 1024.0;
+      break;
+    default:
+      break;
   }
   return static_cast<size_t>(v);
 }
@@ -96,8 +106,7 @@ std::vector<size_t> parse_list(const std::string& list) {
 }
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 inline uint8_t pattern(size_t bytes, size_t i) {
@@ -141,8 +150,10 @@ class Bench {
   // Rank 0 tells rank 1 a number (both call it; returns the value on both).
   long agree(long value) {
     int64_t v = value;
-    if (rank_ == 0) send(&v, sizeof v, kControlTag);
-    else recv(&v, sizeof v, kControlTag);
+    if (rank_ == 0)
+      send(&v, sizeof v, kControlTag);
+    else
+      recv(&v, sizeof v, kControlTag);
     return static_cast<long>(v);
   }
 
@@ -175,11 +186,14 @@ class Bench {
       send(rbuf_.data(), bytes);
     }
     if (bad >= 0)
-      std::fprintf(stderr, "CHECK FAILED: rank %d pingpong bytes=%zu first mismatch at %ld: got %u want %u\n",
-                   rank_, bytes, bad, rbuf_[bad], pattern(bytes, bad));
+      std::fprintf(
+          stderr,
+          "CHECK FAILED: rank %d pingpong bytes=%zu first mismatch at %ld: got %u want %u\n", rank_,
+          bytes, bad, rbuf_[bad], pattern(bytes, bad));
     // Rank 1's verdict travels back to rank 0.
     int64_t verdict = bad >= 0 ? 1 : 0;
-    if (rank_ == 1) send(&verdict, sizeof verdict, kControlTag);
+    if (rank_ == 1)
+      send(&verdict, sizeof verdict, kControlTag);
     else {
       int64_t other = 0;
       recv(&other, sizeof other, kControlTag);
@@ -216,16 +230,17 @@ class Bench {
     double divisor = std::strcmp(op, "pingpong") == 0 ? 2.0 : static_cast<double>(window);
     std::vector<double> sorted = batch_means;
     std::sort(sorted.begin(), sorted.end());
-    double med = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                   : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+    double med = sorted.size() % 2
+                     ? sorted[sorted.size() / 2]
+                     : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
     double lat = total / static_cast<double>(iters) / divisor * 1e6;
     double med_lat = med / divisor * 1e6;
     double min_lat = sorted.front() / divisor * 1e6;
     double max_lat = sorted.back() / divisor * 1e6;
     std::printf("%s,%s,2,%s,%zu,%ld,%ld,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%s\n", opt_.system.c_str(),
                 opt_.config.c_str(), op, bytes, iters, window, lat, med_lat, min_lat, max_lat,
-                static_cast<double>(bytes) / (lat * 1e3), static_cast<double>(bytes) / (med_lat * 1e3),
-                ok ? "ok" : "FAIL");
+                static_cast<double>(bytes) / (lat * 1e3),
+                static_cast<double>(bytes) / (med_lat * 1e3), ok ? "ok" : "FAIL");
     std::fflush(stdout);
   }
 
@@ -241,12 +256,14 @@ class Bench {
     for (long i = 0; i < n; i++) {
       if (rank_ == 0) {
         for (auto& w : works)
-          w = group_->isend(weft::ConstBufferView(sbuf_.data(), bytes, weft::DType::kUInt8), 1, kDataTag);
+          w = group_->isend(weft::ConstBufferView(sbuf_.data(), bytes, weft::DType::kUInt8), 1,
+                            kDataTag);
         for (auto& w : works) w->wait();
         recv(&ack, 1, kControlTag);
       } else {
         for (auto& w : works)
-          w = group_->irecv(weft::BufferView(rbuf_.data(), bytes, weft::DType::kUInt8), 0, kDataTag);
+          w = group_->irecv(weft::BufferView(rbuf_.data(), bytes, weft::DType::kUInt8), 0,
+                            kDataTag);
         for (auto& w : works) w->wait();
         send(&ack, 1, kControlTag);
       }
@@ -261,7 +278,8 @@ class Bench {
     if (rank_ == 1) {
       long bad = first_mismatch(rbuf_.data(), bytes);
       if (bad >= 0) {
-        std::fprintf(stderr, "CHECK FAILED: rank 1 stream bytes=%zu first mismatch at %ld\n", bytes, bad);
+        std::fprintf(stderr, "CHECK FAILED: rank 1 stream bytes=%zu first mismatch at %ld\n", bytes,
+                     bad);
         verdict = 1;
       }
       send(&verdict, sizeof verdict, kControlTag);
@@ -288,18 +306,38 @@ int main(int argc, char** argv) {
   int c;
   while ((c = getopt(argc, argv, "z:Z:w:t:m:M:s:c:H")) != -1) {
     switch (c) {
-      case 'z': opt.sizes = parse_list(optarg); break;
-      case 'Z': opt.stream_sizes = parse_list(optarg); break;
-      case 'w': opt.window = std::max(1, std::atoi(optarg)); break;
-      case 't': opt.target = std::atof(optarg); break;
-      case 'm': opt.min_iters = std::max(1L, std::atol(optarg)); break;
-      case 'M': opt.max_iters = std::max(1L, std::atol(optarg)); break;
-      case 's': opt.system = optarg; break;
-      case 'c': opt.config = optarg; break;
-      case 'H': opt.header = true; break;
+      case 'z':
+        opt.sizes = parse_list(optarg);
+        break;
+      case 'Z':
+        opt.stream_sizes = parse_list(optarg);
+        break;
+      case 'w':
+        opt.window = std::max(1, std::atoi(optarg));
+        break;
+      case 't':
+        opt.target = std::atof(optarg);
+        break;
+      case 'm':
+        opt.min_iters = std::max(1L, std::atol(optarg));
+        break;
+      case 'M':
+        opt.max_iters = std::max(1L, std::atol(optarg));
+        break;
+      case 's':
+        opt.system = optarg;
+        break;
+      case 'c':
+        opt.config = optarg;
+        break;
+      case 'H':
+        opt.header = true;
+        break;
       default:
-        std::fprintf(stderr, "usage: %s [-z sizes] [-Z stream sizes|none] [-w window] [-t sec] "
-                             "[-m min] [-M max] [-s system] [-c config] [-H]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s [-z sizes] [-Z stream sizes|none] [-w window] [-t sec] "
+                     "[-m min] [-M max] [-s system] [-c config] [-H]\n",
+                     argv[0]);
         return 2;
     }
   }

@@ -102,8 +102,8 @@ void ring_exchange(weft::ProcessGroup& group, int64_t round) {
     if (got.sender != sender || got.direction != direction || got.check != check) {
       fail("round " + std::to_string(round) + ": the message from my " + side + " neighbour " +
            std::to_string(sender) + " was {" + std::to_string(got.sender) + ", " +
-           std::to_string(got.direction) + ", " + std::to_string(got.check) +
-           "}, expected {" + std::to_string(sender) + ", " + std::to_string(direction) + ", " +
+           std::to_string(got.direction) + ", " + std::to_string(got.check) + "}, expected {" +
+           std::to_string(sender) + ", " + std::to_string(direction) + ", " +
            std::to_string(check) + "}");
     }
   };
@@ -172,8 +172,8 @@ int main() {
     ring_start = Clock::now();
     for (int round = 1; round <= kWarmRounds; ++round) ring_exchange(*group, round);
     const double warm_ring_us = ms_since(ring_start) * 1000.0 / kWarmRounds;
-    say("Rank %d exchanged with its neighbours %d and %d (first %.3f ms, then %.1f us each)",
-        rank, (rank + size - 1) % size, (rank + 1) % size, first_ring_ms, warm_ring_us);
+    say("Rank %d exchanged with its neighbours %d and %d (first %.3f ms, then %.1f us each)", rank,
+        (rank + size - 1) % size, (rank + 1) % size, first_ring_ms, warm_ring_us);
 
     // Greetings.
     Greeting mine = make_greeting(rank, init_ms, first_ring_ms, warm_ring_us);
@@ -201,8 +201,8 @@ int main() {
       greeting.host[sizeof greeting.host - 1] = '\0';
       const std::string expected = "Hello from rank " + std::to_string(source) + " ";
       if (std::strncmp(greeting.text, expected.c_str(), expected.size()) != 0) {
-        fail("unexpected greeting from rank " + std::to_string(source) + ": '" +
-             greeting.text + "'");
+        fail("unexpected greeting from rank " + std::to_string(source) + ": '" + greeting.text +
+             "'");
       }
       say("Rank 0 got: %s", greeting.text);
       greeted[source] = true;

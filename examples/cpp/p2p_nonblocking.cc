@@ -58,8 +58,7 @@ int main() {
 
     const float expected = rank <= 1 ? 1.0f : 0.0f;
     if (tensor[0] != expected) {
-      std::fprintf(stderr, "Rank %d: FAILED: expected %.1f, got %.1f\n", rank, expected,
-                   tensor[0]);
+      std::fprintf(stderr, "Rank %d: FAILED: expected %.1f, got %.1f\n", rank, expected, tensor[0]);
       return 1;
     }
     return 0;

@@ -42,17 +42,28 @@ struct BFloat16 {
 template <typename T>
 constexpr DType dtype_of() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, float>) return DType::kFloat32;
-  else if constexpr (std::is_same_v<U, double>) return DType::kFloat64;
-  else if constexpr (std::is_same_v<U, Half>) return DType::kFloat16;
-  else if constexpr (std::is_same_v<U, BFloat16>) return DType::kBFloat16;
-  else if constexpr (std::is_same_v<U, int8_t>) return DType::kInt8;
-  else if constexpr (std::is_same_v<U, uint8_t>) return DType::kUInt8;
-  else if constexpr (std::is_same_v<U, int16_t>) return DType::kInt16;
-  else if constexpr (std::is_same_v<U, int32_t>) return DType::kInt32;
-  else if constexpr (std::is_same_v<U, int64_t>) return DType::kInt64;
-  else if constexpr (std::is_same_v<U, bool>) return DType::kBool;
-  else static_assert(sizeof(U) == 0, "weft has no dtype for this element type");
+  if constexpr (std::is_same_v<U, float>)
+    return DType::kFloat32;
+  else if constexpr (std::is_same_v<U, double>)
+    return DType::kFloat64;
+  else if constexpr (std::is_same_v<U, Half>)
+    return DType::kFloat16;
+  else if constexpr (std::is_same_v<U, BFloat16>)
+    return DType::kBFloat16;
+  else if constexpr (std::is_same_v<U, int8_t>)
+    return DType::kInt8;
+  else if constexpr (std::is_same_v<U, uint8_t>)
+    return DType::kUInt8;
+  else if constexpr (std::is_same_v<U, int16_t>)
+    return DType::kInt16;
+  else if constexpr (std::is_same_v<U, int32_t>)
+    return DType::kInt32;
+  else if constexpr (std::is_same_v<U, int64_t>)
+    return DType::kInt64;
+  else if constexpr (std::is_same_v<U, bool>)
+    return DType::kBool;
+  else
+    static_assert(sizeof(U) == 0, "weft has no dtype for this element type");
 }
 
 }  // namespace weft

@@ -2,7 +2,8 @@
 //
 // Contract: every failure surfaces as weft::Error (or a subclass) carrying an ErrorCode and an
 // ErrorContext. what() renders code, message and context on one line, e.g.
-//   weft timeout: no message from peer [group=default rank=1/4 op=recv seq=- peer=0@10.0.0.1:4242 bytes=1024]
+//   weft timeout: no message from peer [group=default rank=1/4 op=recv seq=- peer=0@10.0.0.1:4242
+//   bytes=1024]
 // When one failure fails a whole group, derived errors keep the root cause in root_cause().
 // Error objects are immutable and safe to copy between threads.
 #pragma once

@@ -20,10 +20,10 @@
 namespace weft {
 
 struct InitOptions {
-  std::string init_method;       // "" means "env://"
-  int rank = -1;                 // -1: from the environment
-  int world_size = -1;           // -1: from the environment
-  std::shared_ptr<Store> store;  // rendezvous through this store instead of init_method
+  std::string init_method;               // "" means "env://"
+  int rank = -1;                         // -1: from the environment
+  int world_size = -1;                   // -1: from the environment
+  std::shared_ptr<Store> store;          // rendezvous through this store instead of init_method
   std::chrono::milliseconds timeout{0};  // 0: WEFT_TIMEOUT
   std::string group_name = "default";
 };

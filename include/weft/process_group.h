@@ -67,7 +67,8 @@ class ProcessGroup {
   // order issued. Output and input may be the same memory where torch allows it (in place).
 
   void broadcast(BufferView data, int root, const CollectiveOptions& options = {});
-  std::shared_ptr<Work> ibroadcast(BufferView data, int root, const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ibroadcast(BufferView data, int root,
+                                   const CollectiveOptions& options = {});
 
   // In place: every rank's data becomes the reduction of all.
   void all_reduce(BufferView data, ReduceOp op = ReduceOp::kSum,

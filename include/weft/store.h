@@ -46,7 +46,8 @@ class Store {
   void wait(const std::vector<std::string>& keys) { wait(keys, timeout()); }
   // Blocks until all keys exist; values in the order of keys.
   virtual std::vector<Bytes> multi_get(const std::vector<std::string>& keys) = 0;
-  virtual void multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) = 0;
+  virtual void multi_set(const std::vector<std::string>& keys,
+                         const std::vector<Bytes>& values) = 0;
 
   Duration timeout() const { return timeout_; }
   virtual void set_timeout(Duration timeout) { timeout_ = timeout; }

@@ -9,9 +9,9 @@
 // overshoot and the wake-ups per second.
 #pragma once
 
-#include <chrono>
-
 #include <pybind11/pybind11.h>
+
+#include <chrono>
 
 #include "weft/work.h"
 

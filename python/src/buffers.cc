@@ -41,25 +41,45 @@ std::optional<DType> dtype_of_format(std::string_view format, Py_ssize_t itemsiz
   }
   char c = format[0];
   switch (c) {
-    case 'f': return DType::kFloat32;
-    case 'd': return DType::kFloat64;
-    case 'e': return DType::kFloat16;
-    case '?': return DType::kBool;
-    case 'b': return DType::kInt8;
-    case 'B': case 'c': return DType::kUInt8;
-    case 'h': case 'i': case 'l': case 'q': case 'n':
+    case 'f':
+      return DType::kFloat32;
+    case 'd':
+      return DType::kFloat64;
+    case 'e':
+      return DType::kFloat16;
+    case '?':
+      return DType::kBool;
+    case 'b':
+      return DType::kInt8;
+    case 'B':
+    case 'c':
+      return DType::kUInt8;
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n':
       switch (itemsize) {
-        case 2: return DType::kInt16;
-        case 4: return DType::kInt32;
-        case 8: return DType::kInt64;
-        default: break;
+        case 2:
+          return DType::kInt16;
+        case 4:
+          return DType::kInt32;
+        case 8:
+          return DType::kInt64;
+        default:
+          break;
       }
       break;
-    case 'H': case 'I': case 'L': case 'Q': case 'N':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
       problem = "unsigned " + std::to_string(itemsize * 8) +
                 "-bit integers (weft, like torch, has uint8 only)";
       return std::nullopt;
-    default: break;
+    default:
+      break;
   }
   problem = "element format '" + std::string(format) + "'";
   return std::nullopt;
@@ -68,9 +88,9 @@ std::optional<DType> dtype_of_format(std::string_view format, Py_ssize_t itemsiz
 std::optional<DType> dtype_of_torch_name(std::string_view name) {
   if (name.rfind("torch.", 0) == 0) name.remove_prefix(6);
   static constexpr std::pair<std::string_view, DType> kNames[] = {
-      {"float32", DType::kFloat32}, {"float64", DType::kFloat64}, {"float16", DType::kFloat16},
-      {"bfloat16", DType::kBFloat16}, {"int8", DType::kInt8},     {"uint8", DType::kUInt8},
-      {"int16", DType::kInt16},       {"int32", DType::kInt32},   {"int64", DType::kInt64},
+      {"float32", DType::kFloat32},   {"float64", DType::kFloat64}, {"float16", DType::kFloat16},
+      {"bfloat16", DType::kBFloat16}, {"int8", DType::kInt8},       {"uint8", DType::kUInt8},
+      {"int16", DType::kInt16},       {"int32", DType::kInt32},     {"int64", DType::kInt64},
       {"bool", DType::kBool}};
   for (auto [text, dtype] : kNames) {
     if (text == name) return dtype;
@@ -118,8 +138,8 @@ void HeldBuffer::from_buffer_protocol(bool writable, const std::string& what) {
   std::string problem;
   auto dtype = dtype_of_format(buffer.format ? buffer.format : "B", buffer.itemsize, problem);
   if (!dtype) {
-    throw_invalid_argument(what + " holds " + problem + ", which weft does not support; supported: " +
-                           supported_dtypes());
+    throw_invalid_argument(what + " holds " + problem +
+                           ", which weft does not support; supported: " + supported_dtypes());
   }
   dtype_ = *dtype;
   data_ = buffer.buf;

@@ -12,11 +12,11 @@
 // uses it. Create and destroy HeldBuffers with the GIL held.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <pybind11/pybind11.h>
 
 #include "weft/buffer.h"
 

@@ -1,10 +1,10 @@
 // Python time spans as std::chrono: datetime.timedelta (torch's way) or a number of seconds.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <chrono>
 #include <optional>
-
-#include <pybind11/pybind11.h>
 
 namespace weft::python {
 

@@ -13,9 +13,9 @@
 // Functions here need the GIL.
 #pragma once
 
-#include <exception>
-
 #include <pybind11/pybind11.h>
+
+#include <exception>
 
 #include "weft/error.h"
 

@@ -4,12 +4,14 @@
 // Every operation converts its buffers (with the GIL), then starts the operation without the
 // GIL. async_op=True returns a Work that holds the buffers; otherwise the call waits for the
 // operation interruptibly (blocking_wait.h). Buffers of a blocking call live on this stack.
+#include "weft/process_group.h"
+
+#include <pybind11/stl.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "blocking_wait.h"
@@ -17,7 +19,6 @@
 #include "durations.h"
 #include "errors.h"
 #include "weft/init.h"
-#include "weft/process_group.h"
 #include "weft/store.h"
 #include "work.h"
 
@@ -83,7 +84,8 @@ void bind_point_to_point(py::class_<ProcessGroup, GroupPtr>& cls) {
       [](const GroupPtr& g, py::handle tensor, int dst, int tag) {
         HeldBuffers held;
         auto view = hold_readable(held, tensor, "tensor");
-        run(g, "send", std::move(held), false, [&] { return g->isend(view, dst, tag); },
+        run(
+            g, "send", std::move(held), false, [&] { return g->isend(view, dst, tag); },
             [&] { g->send(view, dst, tag); });
       },
       py::arg("tensor"), py::arg("dst"), py::arg("tag") = 0);
@@ -132,7 +134,8 @@ void bind_point_to_point(py::class_<ProcessGroup, GroupPtr>& cls) {
         std::vector<HeldBuffers> held(ops.size());
         for (std::size_t i = 0; i < ops.size(); ++i) {
           const py::tuple& t = ops[i];
-          if (t.size() != 4) throw py::type_error("batch_isend_irecv takes (is_send, tensor, peer, tag)");
+          if (t.size() != 4)
+            throw py::type_error("batch_isend_irecv takes (is_send, tensor, peer, tag)");
           bool is_send = t[0].cast<bool>();
           int peer = t[2].cast<int>(), tag = t[3].cast<int>();
           std::string what = "p2p_op_list[" + std::to_string(i) + "].tensor";
@@ -163,20 +166,23 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
         auto options = options_of(algo);
-        return run(g, "broadcast", std::move(held), async_op,
-                   [&] { return g->ibroadcast(view, root, options); },
-                   [&] { g->broadcast(view, root, options); });
+        return run(
+            g, "broadcast", std::move(held), async_op,
+            [&] { return g->ibroadcast(view, root, options); },
+            [&] { g->broadcast(view, root, options); });
       },
       py::arg("tensor"), py::arg("root"), py::arg("async_op") = false, py::arg("algorithm") = "");
   cls.def(
       "all_reduce",
-      [](const GroupPtr& g, py::handle tensor, ReduceOp op, bool async_op, const std::string& algo) {
+      [](const GroupPtr& g, py::handle tensor, ReduceOp op, bool async_op,
+         const std::string& algo) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
         auto options = options_of(algo);
-        return run(g, "all_reduce", std::move(held), async_op,
-                   [&] { return g->iall_reduce(view, op, options); },
-                   [&] { g->all_reduce(view, op, options); });
+        return run(
+            g, "all_reduce", std::move(held), async_op,
+            [&] { return g->iall_reduce(view, op, options); },
+            [&] { g->all_reduce(view, op, options); });
       },
       py::arg("tensor"), py::arg("op") = ReduceOp(), py::arg("async_op") = false,
       py::arg("algorithm") = "");
@@ -187,9 +193,10 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
         auto options = options_of(algo);
-        return run(g, "reduce", std::move(held), async_op,
-                   [&] { return g->ireduce(view, root, op, options); },
-                   [&] { g->reduce(view, root, op, options); });
+        return run(
+            g, "reduce", std::move(held), async_op,
+            [&] { return g->ireduce(view, root, op, options); },
+            [&] { g->reduce(view, root, op, options); });
       },
       py::arg("tensor"), py::arg("root"), py::arg("op") = ReduceOp(), py::arg("async_op") = false,
       py::arg("algorithm") = "");
@@ -201,9 +208,10 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto out = hold_writable(held, output, "output_tensor");
         auto in = hold_readable(held, input, "input_tensor");
         auto options = options_of(algo);
-        return run(g, "all_gather_into_tensor", std::move(held), async_op,
-                   [&] { return g->iall_gather(in, out, options); },
-                   [&] { g->all_gather(in, out, options); });
+        return run(
+            g, "all_gather_into_tensor", std::move(held), async_op,
+            [&] { return g->iall_gather(in, out, options); },
+            [&] { g->all_gather(in, out, options); });
       },
       py::arg("output_tensor"), py::arg("input_tensor"), py::arg("async_op") = false,
       py::arg("algorithm") = "");
@@ -215,9 +223,10 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto outs = hold_writable_list(held, outputs, "tensor_list");
         auto in = hold_readable(held, input, "tensor");
         auto options = options_of(algo);
-        return run(g, "all_gather", std::move(held), async_op,
-                   [&] { return g->iall_gather(in, outs, options); },
-                   [&] { g->all_gather(in, outs, options); });
+        return run(
+            g, "all_gather", std::move(held), async_op,
+            [&] { return g->iall_gather(in, outs, options); },
+            [&] { g->all_gather(in, outs, options); });
       },
       py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
       py::arg("algorithm") = "");
@@ -229,9 +238,10 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto in = hold_readable(held, input, "tensor");
         auto outs = hold_writable_list(held, outputs, "gather_list");
         auto options = options_of(algo);
-        return run(g, "gather", std::move(held), async_op,
-                   [&] { return g->igather(in, outs, root, options); },
-                   [&] { g->gather(in, outs, root, options); });
+        return run(
+            g, "gather", std::move(held), async_op,
+            [&] { return g->igather(in, outs, root, options); },
+            [&] { g->gather(in, outs, root, options); });
       },
       py::arg("tensor"), py::arg("gather_list"), py::arg("root"), py::arg("async_op") = false,
       py::arg("algorithm") = "");
@@ -243,9 +253,10 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto out = hold_writable(held, output, "tensor");
         auto ins = hold_readable_list(held, inputs, "scatter_list");
         auto options = options_of(algo);
-        return run(g, "scatter", std::move(held), async_op,
-                   [&] { return g->iscatter(ins, out, root, options); },
-                   [&] { g->scatter(ins, out, root, options); });
+        return run(
+            g, "scatter", std::move(held), async_op,
+            [&] { return g->iscatter(ins, out, root, options); },
+            [&] { g->scatter(ins, out, root, options); });
       },
       py::arg("tensor"), py::arg("scatter_list"), py::arg("root"), py::arg("async_op") = false,
       py::arg("algorithm") = "");
@@ -257,12 +268,13 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto out = hold_writable(held, output, "output");
         auto in = hold_readable(held, input, "input");
         auto options = options_of(algo);
-        return run(g, "reduce_scatter_tensor", std::move(held), async_op,
-                   [&] { return g->ireduce_scatter(in, out, op, options); },
-                   [&] { g->reduce_scatter(in, out, op, options); });
+        return run(
+            g, "reduce_scatter_tensor", std::move(held), async_op,
+            [&] { return g->ireduce_scatter(in, out, op, options); },
+            [&] { g->reduce_scatter(in, out, op, options); });
       },
-      py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp(),
-      py::arg("async_op") = false, py::arg("algorithm") = "");
+      py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp(), py::arg("async_op") = false,
+      py::arg("algorithm") = "");
   cls.def(
       "reduce_scatter",
       [](const GroupPtr& g, py::handle output, py::sequence inputs, ReduceOp op, bool async_op,
@@ -271,9 +283,10 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto out = hold_writable(held, output, "output");
         auto ins = hold_readable_list(held, inputs, "input_list");
         auto options = options_of(algo);
-        return run(g, "reduce_scatter", std::move(held), async_op,
-                   [&] { return g->ireduce_scatter(ins, out, op, options); },
-                   [&] { g->reduce_scatter(ins, out, op, options); });
+        return run(
+            g, "reduce_scatter", std::move(held), async_op,
+            [&] { return g->ireduce_scatter(ins, out, op, options); },
+            [&] { g->reduce_scatter(ins, out, op, options); });
       },
       py::arg("output"), py::arg("input_list"), py::arg("op") = ReduceOp(),
       py::arg("async_op") = false, py::arg("algorithm") = "");
@@ -286,11 +299,13 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto out = hold_writable(held, output, "output");
         auto in = hold_readable(held, input, "input");
         auto options = options_of(algo);
-        return run(g, "all_to_all_single", std::move(held), async_op,
-                   [&] { return g->iall_to_all(in, out, input_splits, output_splits, options); },
-                   [&] { g->all_to_all(in, out, input_splits, output_splits, options); });
+        return run(
+            g, "all_to_all_single", std::move(held), async_op,
+            [&] { return g->iall_to_all(in, out, input_splits, output_splits, options); },
+            [&] { g->all_to_all(in, out, input_splits, output_splits, options); });
       },
-      py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = std::vector<std::size_t>{},
+      py::arg("output"), py::arg("input"),
+      py::arg("output_split_sizes") = std::vector<std::size_t>{},
       py::arg("input_split_sizes") = std::vector<std::size_t>{}, py::arg("async_op") = false,
       py::arg("algorithm") = "",
       "Split sizes are element counts per peer (an empty list: equal blocks).");
@@ -302,17 +317,18 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
         auto outs = hold_writable_list(held, outputs, "output_tensor_list");
         auto ins = hold_readable_list(held, inputs, "input_tensor_list");
         auto options = options_of(algo);
-        return run(g, "all_to_all", std::move(held), async_op,
-                   [&] { return g->iall_to_all(ins, outs, options); },
-                   [&] { g->all_to_all(ins, outs, options); });
+        return run(
+            g, "all_to_all", std::move(held), async_op,
+            [&] { return g->iall_to_all(ins, outs, options); },
+            [&] { g->all_to_all(ins, outs, options); });
       },
       py::arg("output_tensor_list"), py::arg("input_tensor_list"), py::arg("async_op") = false,
       py::arg("algorithm") = "");
   cls.def(
       "barrier",
       [](const GroupPtr& g, bool async_op) {
-        return run(g, "barrier", {}, async_op, [&] { return g->ibarrier(); },
-                   [&] { g->barrier(); });
+        return run(
+            g, "barrier", {}, async_op, [&] { return g->ibarrier(); }, [&] { g->barrier(); });
       },
       py::arg("async_op") = false);
   // scan and exscan have no asynchronous form in weft: they run on this thread.
@@ -343,7 +359,8 @@ weft.distributed translates torch's global ranks.)doc");
   cls.def("rank", &ProcessGroup::rank)
       .def("size", &ProcessGroup::size)
       .def_property_readonly("name", &ProcessGroup::name)
-      .def_property_readonly("timeout", [](const ProcessGroup& g) { return to_timedelta(g.timeout()); })
+      .def_property_readonly("timeout",
+                             [](const ProcessGroup& g) { return to_timedelta(g.timeout()); })
       .def("new_group", &ProcessGroup::new_group, py::arg("ranks"),
            py::call_guard<py::gil_scoped_release>(),
            "Collective over this group: every member calls it with the same ranks. Returns the "

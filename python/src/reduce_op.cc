@@ -1,5 +1,7 @@
 // weft._weft.ReduceOp — torch.distributed.ReduceOp's names (SUM, PRODUCT, MIN, MAX, AVG, BAND,
 // BOR, BXOR) plus PREMUL_SUM with its factor: ReduceOp.premul_sum(0.5).
+#include "weft/reduce_op.h"
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -7,7 +9,6 @@
 
 #include "bindings.h"
 #include "errors.h"
-#include "weft/reduce_op.h"
 
 namespace weft::python {
 
@@ -15,7 +16,8 @@ namespace {
 
 std::string upper(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
   return out;
 }
 
@@ -52,9 +54,8 @@ Bitwise ops apply to integer and bool dtypes only.)doc");
            })
       .def("__hash__",
            [](const ReduceOp& op) {
-             return std::hash<int>()(op.kind) ^ (op.kind == ReduceOp::kPremulSum
-                                                     ? std::hash<double>()(op.factor)
-                                                     : 0);
+             return std::hash<int>()(op.kind) ^
+                    (op.kind == ReduceOp::kPremulSum ? std::hash<double>()(op.factor) : 0);
            })
       .def("__repr__", [](const ReduceOp& op) {
         std::string text = "ReduceOp." + upper(name_of(op.kind));

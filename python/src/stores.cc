@@ -1,11 +1,11 @@
 // weft's rendezvous stores with torch.distributed's Python names and methods: Store (base),
 // TCPStore, FileStore, HashStore (in memory) and PrefixStore. Values are bytes (str is
 // encoded as UTF-8). Every call releases the GIL: blocking ones wait for up to the store's timeout.
+#include <pybind11/stl.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "durations.h"
@@ -90,7 +90,8 @@ void register_stores(py::module_& m) {
   using release = py::call_guard<py::gil_scoped_release>;
   py::class_<Store, StorePtr>(m, "Store", "Rendezvous key-value store (torch's Store methods).")
       .def(
-          "set", [](Store& s, const std::string& key, py::handle value) {
+          "set",
+          [](Store& s, const std::string& key, py::handle value) {
             Bytes bytes = bytes_of(value);
             py::gil_scoped_release r;
             s.set(key, bytes);
@@ -145,7 +146,8 @@ void register_stores(py::module_& m) {
           py::arg("keys"))
       .def(
           "multi_set",
-          [](Store& s, const std::vector<std::string>& keys, const std::vector<py::object>& values) {
+          [](Store& s, const std::vector<std::string>& keys,
+             const std::vector<py::object>& values) {
             std::vector<Bytes> bytes;
             for (const auto& v : values) bytes.push_back(bytes_of(v));
             py::gil_scoped_release r;
@@ -175,7 +177,7 @@ void register_stores(py::module_& m) {
       .def_property_readonly("port", &ServedTcpStore::port);
 
   py::class_<FileStore, Store, std::shared_ptr<FileStore>>(m, "FileStore",
-                                                          "A store kept in one shared file.")
+                                                           "A store kept in one shared file.")
       .def(py::init([](const std::string& path, int world_size) {
              return std::make_shared<FileStore>(path);
            }),
@@ -187,7 +189,7 @@ void register_stores(py::module_& m) {
       .def(py::init<>());
 
   py::class_<PrefixStore, Store, std::shared_ptr<PrefixStore>>(m, "PrefixStore",
-                                                              "Keys of store under 'prefix/'.")
+                                                               "Keys of store under 'prefix/'.")
       .def(py::init<std::string, StorePtr>(), py::arg("prefix"), py::arg("store"))
       .def_property_readonly("underlying_store", &PrefixStore::underlying);
 }

@@ -31,9 +31,11 @@ void release_finished_orphans() {
   std::erase_if(list, [](const Orphan& o) { return o.work->is_completed(); });
 }
 
-PyWork::PyWork(std::shared_ptr<Work> work, std::shared_ptr<ProcessGroup> group,
-               HeldBuffers buffers, std::string op)
-    : work_(std::move(work)), group_(std::move(group)), buffers_(std::move(buffers)),
+PyWork::PyWork(std::shared_ptr<Work> work, std::shared_ptr<ProcessGroup> group, HeldBuffers buffers,
+               std::string op)
+    : work_(std::move(work)),
+      group_(std::move(group)),
+      buffers_(std::move(buffers)),
       op_(std::move(op)) {}
 
 PyWork::~PyWork() {

@@ -10,12 +10,12 @@
 // Thread safety: the GIL guards everything here.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <pybind11/pybind11.h>
 
 #include "buffers.h"
 #include "weft/process_group.h"

@@ -46,9 +46,9 @@ void check_root(const core::Communicator& comm, const char* name, int root) {
 
 void check_same_dtype(const core::Communicator& comm, const char* name, DType a, DType b) {
   if (a != b) {
-    api::invalid_argument(comm, name,
-                          "input is " + std::string(name_of(a)) + " but output is " +
-                              std::string(name_of(b)));
+    api::invalid_argument(
+        comm, name,
+        "input is " + std::string(name_of(a)) + " but output is " + std::string(name_of(b)));
   }
 }
 
@@ -115,7 +115,8 @@ static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communic
   std::string algorithm = pick(*comm, coll::Collective::kBroadcast, data.bytes(), options);
   return api::launch(
       comm,
-      {"broadcast", signature_of(core::OpKind::kBroadcast, data.dtype(), data.count(), ReduceOp::kSum, root),
+      {"broadcast",
+       signature_of(core::OpKind::kBroadcast, data.dtype(), data.count(), ReduceOp::kSum, root),
        static_cast<int64_t>(data.bytes()), options.segment_bytes,
        [=](coll::CollectiveCall& call) {
          coll::run_broadcast(algorithm, call, data.data(), data.bytes(), root);
@@ -215,7 +216,8 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
        static_cast<int64_t>(output.bytes()), options.segment_bytes,
        [=](coll::CollectiveCall& call) {
-         const uint8_t* mine = static_cast<const uint8_t*>(output.data()) + call.rank() * input.bytes();
+         const uint8_t* mine =
+             static_cast<const uint8_t*>(output.data()) + call.rank() * input.bytes();
          if (input.data() == mine || input.bytes() == 0) {
            coll::run_all_gather(algorithm, call, input.data(), output.data(), byte_counts);
          } else {
@@ -305,7 +307,8 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
   std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
   return api::launch(
       comm,
-      {"gather", signature_of(core::OpKind::kGather, input.dtype(), input.count(), ReduceOp::kSum, root),
+      {"gather",
+       signature_of(core::OpKind::kGather, input.dtype(), input.count(), ReduceOp::kSum, root),
        static_cast<int64_t>(input.bytes()), options.segment_bytes,
        [=](coll::CollectiveCall& call) {
          Bytes gathered(call.rank() == root ? input.bytes() * call.size() : 0);
@@ -347,7 +350,8 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
   std::vector<std::size_t> byte_counts(comm->size(), output.bytes());
   return api::launch(
       comm,
-      {"scatter", signature_of(core::OpKind::kScatter, output.dtype(), output.count(), ReduceOp::kSum, root),
+      {"scatter",
+       signature_of(core::OpKind::kScatter, output.dtype(), output.count(), ReduceOp::kSum, root),
        static_cast<int64_t>(output.bytes()), options.segment_bytes,
        [=](coll::CollectiveCall& call) {
          Bytes dealt;
@@ -420,8 +424,9 @@ static std::vector<ConstBufferView> split_blocks(ConstBufferView input, int size
   std::size_t block = size > 0 ? input.count() / size : 0;
   std::vector<ConstBufferView> blocks;
   for (int r = 0; r < size; ++r) {
-    blocks.emplace_back(static_cast<const uint8_t*>(input.data()) + r * block * size_of(input.dtype()),
-                        block, input.dtype());
+    blocks.emplace_back(
+        static_cast<const uint8_t*>(input.data()) + r * block * size_of(input.dtype()), block,
+        input.dtype());
   }
   return blocks;
 }
@@ -532,27 +537,28 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
     sends.push_back(inputs[r].bytes());
     recvs.push_back(outputs[r].bytes());
   }
-  std::string algorithm = pick(*comm, coll::Collective::kAllToAll,
-                               std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
-  return api::launch(
-      comm,
-      {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
-       options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         auto send_offsets = prefix_offsets(sends);
-         auto recv_offsets = prefix_offsets(recvs);
-         Bytes packed(send_offsets.back() + sends.back());
-         for (std::size_t r = 0; r < inputs.size(); ++r) {
-           copy_bytes(packed.data() + send_offsets[r], inputs[r].data(), sends[r]);
-         }
-         Bytes unpacked(recv_offsets.back() + recvs.back());
-         coll::run_all_to_all(algorithm, call, packed.data(), sends, send_offsets,
-                              unpacked.data(), recvs, recv_offsets);
-         for (std::size_t r = 0; r < outputs.size(); ++r) {
-           copy_bytes(outputs[r].data(), unpacked.data() + recv_offsets[r], recvs[r]);
-         }
-       }},
-      async);
+  std::string algorithm =
+      pick(*comm, coll::Collective::kAllToAll,
+           std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
+  return api::launch(comm,
+                     {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
+                      options.segment_bytes,
+                      [=](coll::CollectiveCall& call) {
+                        auto send_offsets = prefix_offsets(sends);
+                        auto recv_offsets = prefix_offsets(recvs);
+                        Bytes packed(send_offsets.back() + sends.back());
+                        for (std::size_t r = 0; r < inputs.size(); ++r) {
+                          copy_bytes(packed.data() + send_offsets[r], inputs[r].data(), sends[r]);
+                        }
+                        Bytes unpacked(recv_offsets.back() + recvs.back());
+                        coll::run_all_to_all(algorithm, call, packed.data(), sends, send_offsets,
+                                             unpacked.data(), recvs, recv_offsets);
+                        for (std::size_t r = 0; r < outputs.size(); ++r) {
+                          copy_bytes(outputs[r].data(), unpacked.data() + recv_offsets[r],
+                                     recvs[r]);
+                        }
+                      }},
+                     async);
 }
 
 void ProcessGroup::all_to_all(const std::vector<ConstBufferView>& inputs,
@@ -571,14 +577,16 @@ std::shared_ptr<Work> ProcessGroup::iall_to_all(const std::vector<ConstBufferVie
 static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicator>& comm,
                                           const CollectiveOptions& options, bool async) {
   std::string algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
-  return api::launch(comm,
-                     {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0,
-                      options.segment_bytes,
-                      [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }},
-                     async);
+  return api::launch(
+      comm,
+      {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes,
+       [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }},
+      async);
 }
 
-void ProcessGroup::barrier(const CollectiveOptions& options) { barrier_impl(comm_, options, false); }
+void ProcessGroup::barrier(const CollectiveOptions& options) {
+  barrier_impl(comm_, options, false);
+}
 std::shared_ptr<Work> ProcessGroup::ibarrier(const CollectiveOptions& options) {
   return barrier_impl(comm_, options, true);
 }
@@ -592,25 +600,26 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
   check_same_dtype(*comm, name, input.dtype(), output.dtype());
   check_count(*comm, name, "the output", output.count(), input.count());
   check_op(*comm, name, input.dtype(), op);
-  if (op.kind == ReduceOp::kAvg) api::invalid_argument(*comm, name, "AVG has no meaning for a scan");
+  if (op.kind == ReduceOp::kAvg)
+    api::invalid_argument(*comm, name, "AVG has no meaning for a scan");
   std::string algorithm = pick(*comm, coll::Collective::kScan, input.bytes(), options);
-  api::launch(
-      comm,
-      {name,
-       signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
-                    input.count(), op.kind),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         if (op.kind == ReduceOp::kPremulSum) {
-           Bytes scaled = premultiplied_copy(input.data(), input.count(), input.dtype(), op);
-           coll::run_scan(algorithm, call, scaled.data(), output.data(), input.count(),
-                          input.dtype(), op, exclusive);
-         } else {
-           coll::run_scan(algorithm, call, input.data(), output.data(), input.count(),
-                          input.dtype(), op, exclusive);
-         }
-       }},
-      false);
+  api::launch(comm,
+              {name,
+               signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
+                            input.count(), op.kind),
+               static_cast<int64_t>(input.bytes()), options.segment_bytes,
+               [=](coll::CollectiveCall& call) {
+                 if (op.kind == ReduceOp::kPremulSum) {
+                   Bytes scaled =
+                       premultiplied_copy(input.data(), input.count(), input.dtype(), op);
+                   coll::run_scan(algorithm, call, scaled.data(), output.data(), input.count(),
+                                  input.dtype(), op, exclusive);
+                 } else {
+                   coll::run_scan(algorithm, call, input.data(), output.data(), input.count(),
+                                  input.dtype(), op, exclusive);
+                 }
+               }},
+              false);
 }
 
 void ProcessGroup::scan(ConstBufferView input, BufferView output, ReduceOp op,

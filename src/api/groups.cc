@@ -31,9 +31,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::new_group(const std::vector<int>& ra
   }
   for (int rank : ranks) {
     if (rank < 0 || rank >= size()) {
-      api::invalid_argument(*comm_, "new_group",
-                            "rank " + std::to_string(rank) + " is not in this group of " +
-                                std::to_string(size()));
+      api::invalid_argument(
+          *comm_, "new_group",
+          "rank " + std::to_string(rank) + " is not in this group of " + std::to_string(size()));
     }
   }
   // Every member of this group draws the next context, members of the new one or not, so

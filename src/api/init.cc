@@ -47,14 +47,14 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
   api::LaunchEnvironment environment = api::read_launch_environment();
   core::WorldOptions world;
   world.rank = resolve_count(options.rank, environment.rank, "rank", "RANK");
-  world.size = resolve_count(options.world_size, environment.world_size, "world size",
-                             "WORLD_SIZE");
+  world.size =
+      resolve_count(options.world_size, environment.world_size, "world size", "WORLD_SIZE");
   if (world.size < 1 || world.rank >= world.size) {
     invalid("rank " + std::to_string(world.rank) + " is not in a world of size " +
             std::to_string(world.size));
   }
-  world.timeout = options.timeout.count() > 0 ? options.timeout
-                                              : util::setting_duration("WEFT_TIMEOUT");
+  world.timeout =
+      options.timeout.count() > 0 ? options.timeout : util::setting_duration("WEFT_TIMEOUT");
   if (environment.master_addr) world.route_hint = *environment.master_addr;
 
   std::string method = options.init_method.empty() ? "env://" : options.init_method;
@@ -67,8 +67,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
     } else {
       if (!environment.master_addr) invalid("env:// needs MASTER_ADDR (the host of rank 0)");
       if (!environment.master_port) invalid("env:// needs MASTER_PORT (a free port on rank 0)");
-      connect_tcp_store(world, *environment.master_addr, *environment.master_port,
-                        world.rank == 0);
+      connect_tcp_store(world, *environment.master_addr, *environment.master_port, world.rank == 0);
     }
   } else if (method.rfind("tcp://", 0) == 0) {
     auto [host, port] = util::split_host_port(method.substr(6), "init_method");
@@ -78,7 +77,8 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
     if (path.empty()) invalid("init_method '" + method + "' names no file");
     world.store = std::make_shared<FileStore>(path);
   } else {
-    invalid("unknown init_method '" + method + "': expected env://, tcp://host:port or file:///path");
+    invalid("unknown init_method '" + method +
+            "': expected env://, tcp://host:port or file:///path");
   }
 
   auto shared_world = core::World::join(std::move(world));

@@ -23,8 +23,8 @@ std::optional<int> integer_of(const char* name) {
   errno = 0;
   long value = std::strtol(text->c_str(), &end, 10);
   if (*end != '\0' || errno != 0 || value < 0 || value > (1 << 30)) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(name) + "='" + *text + "' is malformed: expected a non-negative integer");
+    throw Error(ErrorCode::kInvalidArgument, std::string(name) + "='" + *text +
+                                                 "' is malformed: expected a non-negative integer");
   }
   return static_cast<int>(value);
 }

@@ -34,9 +34,9 @@ std::shared_ptr<Work> ProcessGroup::isend(ConstBufferView data, int dst, int tag
   api::check_tag(*comm_, tag, "send");
   core::OpInfo info{"send", dst, static_cast<int64_t>(data.bytes())};
   comm_->check_not_aborted(info);
-  auto request = comm_->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
-                                  p2p_signature(data.dtype(), data.count()), data.data(),
-                                  data.bytes());
+  auto request =
+      comm_->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
+                       p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
   return std::make_shared<core::RequestWork>(comm_, std::move(request), info);
 }
 
@@ -46,9 +46,9 @@ std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
   api::check_tag(*comm_, tag, "recv");
   core::OpInfo info{"recv", src, static_cast<int64_t>(data.bytes())};
   comm_->check_not_aborted(info);
-  auto request = comm_->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
-                                  p2p_signature(data.dtype(), data.count()), data.data(),
-                                  data.bytes());
+  auto request =
+      comm_->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
+                       p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
   return std::make_shared<core::RequestWork>(comm_, std::move(request), info);
 }
 

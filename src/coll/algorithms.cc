@@ -57,8 +57,8 @@ void run_all_gather(const std::string& algorithm, CollectiveCall& call, const vo
   unknown("all_gather", algorithm);
 }
 
-void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input,
-                void* output, const std::vector<std::size_t>& byte_counts, int root) {
+void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+                const std::vector<std::size_t>& byte_counts, int root) {
   if (algorithm == "binomial") return binomial_gather(call, input, output, byte_counts, root);
   unknown("gather", algorithm);
 }
@@ -93,8 +93,8 @@ void run_barrier(const std::string& algorithm, CollectiveCall& call) {
   unknown("barrier", algorithm);
 }
 
-void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input,
-              void* output, std::size_t count, DType dtype, ReduceOp op, bool exclusive) {
+void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+              std::size_t count, DType dtype, ReduceOp op, bool exclusive) {
   if (algorithm != "recursive_doubling") unknown("scan", algorithm);
   if (exclusive) return exclusive_scan(call, input, output, count, dtype, op);
   inclusive_scan(call, input, output, count, dtype, op);

@@ -20,8 +20,8 @@ void run_reduce(const std::string& algorithm, CollectiveCall& call, void* data, 
                 DType dtype, ReduceOp op, int root);
 void run_all_gather(const std::string& algorithm, CollectiveCall& call, const void* input,
                     void* output, const std::vector<std::size_t>& byte_counts);
-void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input,
-                void* output, const std::vector<std::size_t>& byte_counts, int root);
+void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+                const std::vector<std::size_t>& byte_counts, int root);
 void run_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
                  void* output, const std::vector<std::size_t>& byte_counts, int root);
 void run_reduce_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
@@ -33,7 +33,7 @@ void run_all_to_all(const std::string& algorithm, CollectiveCall& call, const vo
                     const std::vector<std::size_t>& recv_bytes,
                     const std::vector<std::size_t>& recv_offsets);
 void run_barrier(const std::string& algorithm, CollectiveCall& call);
-void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input,
-              void* output, std::size_t count, DType dtype, ReduceOp op, bool exclusive);
+void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+              std::size_t count, DType dtype, ReduceOp op, bool exclusive);
 
 }  // namespace weft::coll

@@ -8,13 +8,17 @@ CollectiveCall::CollectiveCall(core::Communicator& comm, const char* name,
                                core::OpSignature signature, int64_t seq,
                                std::chrono::steady_clock::time_point deadline,
                                std::size_t segment_bytes)
-    : comm_(comm), name_(name), signature_(signature), seq_(seq), deadline_(deadline),
+    : comm_(comm),
+      name_(name),
+      signature_(signature),
+      seq_(seq),
+      deadline_(deadline),
       segment_bytes_(segment_bytes) {}
 
 uint64_t CollectiveCall::tag(uint32_t step) const {
   if (step >= kMaxSteps) {
-    throw Error(ErrorCode::kInternal, std::string(name_) + ": step " + std::to_string(step) +
-                                          " out of range");
+    throw Error(ErrorCode::kInternal,
+                std::string(name_) + ": step " + std::to_string(step) + " out of range");
   }
   return (static_cast<uint64_t>(seq_) << 20) | step;
 }

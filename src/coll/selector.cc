@@ -34,8 +34,8 @@ std::string from_environment(Collective collective) {
   std::size_t start = 0;
   while (start <= value.size()) {
     std::size_t comma = value.find(',', start);
-    std::string item = value.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start);
+    std::string item =
+        value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item.rfind(wanted, 0) == 0) {
       std::string name = item.substr(wanted.size());
       if (!has(collective, name)) {
@@ -71,16 +71,26 @@ std::string by_size(const SelectionInput& in) {
 
 const char* name_of(Collective collective) {
   switch (collective) {
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kAllReduce: return "all_reduce";
-    case Collective::kReduce: return "reduce";
-    case Collective::kAllGather: return "all_gather";
-    case Collective::kGather: return "gather";
-    case Collective::kScatter: return "scatter";
-    case Collective::kReduceScatter: return "reduce_scatter";
-    case Collective::kAllToAll: return "all_to_all";
-    case Collective::kBarrier: return "barrier";
-    case Collective::kScan: return "scan";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduce:
+      return "reduce";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kGather:
+      return "gather";
+    case Collective::kScatter:
+      return "scatter";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllToAll:
+      return "all_to_all";
+    case Collective::kBarrier:
+      return "barrier";
+    case Collective::kScan:
+      return "scan";
   }
   return "unknown";
 }
@@ -96,16 +106,24 @@ const std::vector<std::string>& algorithms_of(Collective collective) {
   static const std::vector<std::string> kBarrier{"dissemination"};
   static const std::vector<std::string> kScan{"recursive_doubling"};
   switch (collective) {
-    case Collective::kBroadcast: return kBroadcast;
-    case Collective::kAllReduce: return kAllReduce;
+    case Collective::kBroadcast:
+      return kBroadcast;
+    case Collective::kAllReduce:
+      return kAllReduce;
     case Collective::kReduce:
     case Collective::kGather:
-    case Collective::kScatter: return kTree;
-    case Collective::kAllGather: return kAllGather;
-    case Collective::kReduceScatter: return kRing;
-    case Collective::kAllToAll: return kPairwise;
-    case Collective::kBarrier: return kBarrier;
-    case Collective::kScan: return kScan;
+    case Collective::kScatter:
+      return kTree;
+    case Collective::kAllGather:
+      return kAllGather;
+    case Collective::kReduceScatter:
+      return kRing;
+    case Collective::kAllToAll:
+      return kPairwise;
+    case Collective::kBarrier:
+      return kBarrier;
+    case Collective::kScan:
+      return kScan;
   }
   return kRing;
 }

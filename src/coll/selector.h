@@ -32,10 +32,10 @@ const std::vector<std::string>& algorithms_of(Collective collective);
 
 struct SelectionInput {
   Collective collective;
-  std::size_t bytes = 0;      // the per-rank message (nccl-tests' "size")
+  std::size_t bytes = 0;  // the per-rank message (nccl-tests' "size")
   int group_size = 1;
-  bool equal_blocks = true;   // all_gather: every rank contributes the same size
-  std::string forced;         // the call's option
+  bool equal_blocks = true;  // all_gather: every rank contributes the same size
+  std::string forced;        // the call's option
 };
 
 std::string choose_algorithm(const SelectionInput& input);

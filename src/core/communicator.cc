@@ -35,9 +35,9 @@ int Communicator::group_rank_of(int world_rank) const {
 transport::RequestPtr Communicator::post_send(Channel channel, int peer, uint64_t tag,
                                               const OpSignature& op, const void* data,
                                               std::size_t bytes) {
-  auto request = std::make_shared<transport::Request>(
-      transport::Request::Kind::kSend, world_ranks_[peer], context(channel), tag, op.pack(),
-      const_cast<void*>(data), bytes);
+  auto request = std::make_shared<transport::Request>(transport::Request::Kind::kSend,
+                                                      world_ranks_[peer], context(channel), tag,
+                                                      op.pack(), const_cast<void*>(data), bytes);
   request->operation_tagged = channel == Channel::kCollective;
   world_->transport().post_send(request);
   return request;
@@ -47,9 +47,8 @@ transport::RequestPtr Communicator::post_recv(Channel channel, int peer, uint64_
                                               const OpSignature& op, void* data,
                                               std::size_t bytes) {
   int world_peer = peer == transport::kAnyPeer ? transport::kAnyPeer : world_ranks_[peer];
-  auto request = std::make_shared<transport::Request>(transport::Request::Kind::kRecv, world_peer,
-                                                      context(channel), tag, op.pack(), data,
-                                                      bytes);
+  auto request = std::make_shared<transport::Request>(
+      transport::Request::Kind::kRecv, world_peer, context(channel), tag, op.pack(), data, bytes);
   request->operation_tagged = channel == Channel::kCollective;
   world_->transport().post_recv(request);
   return request;
@@ -79,28 +78,27 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
   if (!request.wait(deadline, world_->spin_us())) {
     std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
-    std::string what =
-        request.kind == transport::Request::Kind::kRecv
-            ? "no message from " + peer + " within the deadline (" + std::to_string(waited) +
-                  " ms timeout): the peer is stuck, slow, or never sends it"
-            : "the send to " + peer + " did not complete within the deadline (" +
-                  std::to_string(waited) + " ms timeout): the peer is not receiving";
+    std::string what = request.kind == transport::Request::Kind::kRecv
+                           ? "no message from " + peer + " within the deadline (" +
+                                 std::to_string(waited) +
+                                 " ms timeout): the peer is stuck, slow, or never sends it"
+                           : "the send to " + peer + " did not complete within the deadline (" +
+                                 std::to_string(waited) + " ms timeout): the peer is not receiving";
     auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
     if (world_->transport().cancel(request, error)) throw *error;
   }
   if (request.failed()) throw describe_failure(request, info);
 }
 
-Error Communicator::describe_failure(const transport::Request& request,
-                                     const OpInfo& info) const {
+Error Communicator::describe_failure(const transport::Request& request, const OpInfo& info) const {
   const Error& cause = *request.error();
   ErrorContext context = context_for(info);
   if (cause.code() == ErrorCode::kMismatch) {
     OpSignature mine = OpSignature::unpack(request.signature);
     OpSignature theirs = OpSignature::unpack(request.received_signature);
     int sender = group_rank_of(request.source);
-    std::string message = "rank " + std::to_string(sender) + " sent " + theirs.describe() +
-                          " (" + std::to_string(request.received_bytes) + " bytes) but rank " +
+    std::string message = "rank " + std::to_string(sender) + " sent " + theirs.describe() + " (" +
+                          std::to_string(request.received_bytes) + " bytes) but rank " +
                           std::to_string(rank_) + " called " + mine.describe() + " (" +
                           std::to_string(request.bytes) + " bytes)";
     return Error(ErrorCode::kMismatch, message, context);
@@ -115,9 +113,9 @@ Error Communicator::describe_failure(const transport::Request& request,
 }
 
 void Communicator::abort(const std::string& reason) {
-  auto error = std::make_shared<const Error>(
-      ErrorCode::kAborted, "group '" + name_ + "' aborted by rank " + std::to_string(rank_) +
-                               ": " + reason);
+  auto error =
+      std::make_shared<const Error>(ErrorCode::kAborted, "group '" + name_ + "' aborted by rank " +
+                                                             std::to_string(rank_) + ": " + reason);
   {
     std::lock_guard lock(mutex_);
     if (!aborted_) aborted_ = error;
@@ -157,7 +155,7 @@ void Communicator::check_collectives_usable(const OpInfo& info) const {
   std::lock_guard lock(mutex_);
   if (!broken_collectives_) return;
   throw Error(broken_collectives_->code() == ErrorCode::kPeerFailure ? ErrorCode::kPeerFailure
-                                                                      : ErrorCode::kAborted,
+                                                                     : ErrorCode::kAborted,
               "the group's collectives stopped after an earlier failure", context_for(info),
               broken_collectives_);
 }

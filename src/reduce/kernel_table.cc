@@ -1,14 +1,13 @@
 // Choosing the kernel table: CPU feature detection and WEFT_REDUCE_ISA.
 #include "reduce/kernel_table.h"
 
-#include "util/settings.h"
-
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "reduce/reduce_kernels.h"
+#include "util/settings.h"
 #include "weft/error.h"
 
 namespace weft::reduce {

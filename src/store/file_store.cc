@@ -73,8 +73,10 @@ class FileStore::LockedFile {
       while (in.remaining() > 0) {
         auto kind = static_cast<Record>(in.get<uint8_t>());
         std::string key = in.get_string();
-        if (kind == Record::kSet) table_.set(key, in.get_blob());
-        else table_.erase(key);
+        if (kind == Record::kSet)
+          table_.set(key, in.get_blob());
+        else
+          table_.erase(key);
       }
     } catch (const Error& e) {
       throw Error(ErrorCode::kSystem, "store file " + path_ + " is corrupt: " + e.message());
@@ -115,8 +117,10 @@ FileStore::FileStore(std::string path) : path_(std::move(path)) {
 FileStore::~FileStore() {
   try {
     locked([](LockedFile& file) {
-      if (file.table().add(kUsersKey, -1) <= 0) file.remove_file();
-      else file.append_set(kUsersKey);
+      if (file.table().add(kUsersKey, -1) <= 0)
+        file.remove_file();
+      else
+        file.append_set(kUsersKey);
       return 0;
     });
   } catch (const std::exception& e) {
@@ -207,9 +211,9 @@ void FileStore::wait_for(const std::vector<std::string>& keys, Duration timeout,
     });
     if (missing.empty()) return;
     if (util::Clock::now() >= deadline) {
-      throw Error(ErrorCode::kTimeout, std::string(op) + ": keys " + missing +
-                                           " still missing after " +
-                                           std::to_string(timeout.count()) + " ms",
+      throw Error(ErrorCode::kTimeout,
+                  std::string(op) + ": keys " + missing + " still missing after " +
+                      std::to_string(timeout.count()) + " ms",
                   ErrorContext{.op = op, .peer_address = path_});
     }
     std::this_thread::sleep_for(std::min(pause, util::time_left(deadline)));

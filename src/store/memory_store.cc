@@ -83,8 +83,8 @@ void MemoryStore::wait_locked(std::unique_lock<std::mutex>& lock,
   while (!table_->contains_all(keys)) {
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
         !table_->contains_all(keys)) {
-      throw Error(ErrorCode::kTimeout, std::string(op) + ": keys " +
-                                           table_->missing(keys) + " still missing after " +
+      throw Error(ErrorCode::kTimeout, std::string(op) + ": keys " + table_->missing(keys) +
+                                           " still missing after " +
                                            std::to_string(timeout.count()) + " ms");
     }
   }

@@ -79,12 +79,16 @@ namespace {
 
 std::vector<uint8_t> request(Command command) { return {static_cast<uint8_t>(command)}; }
 
-uint64_t millis(Store::Duration d) { return static_cast<uint64_t>(std::max<int64_t>(0, d.count())); }
+uint64_t millis(Store::Duration d) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, d.count()));
+}
 
 }  // namespace
 
 TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout)
-    : host_(host), port_(port), connection_(std::make_unique<Connection>(host, port, connect_timeout)) {
+    : host_(host),
+      port_(port),
+      connection_(std::make_unique<Connection>(host, port, connect_timeout)) {
   timeout_ = connect_timeout;
 }
 

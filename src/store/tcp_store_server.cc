@@ -116,9 +116,12 @@ class TcpStoreServer::Loop {
       }
       for (int i = 0; i < n; ++i) {
         uint64_t tag = events[i].data.u64;
-        if (tag == kListenTag) accept_all();
-        else if (tag == kWakeTag) continue;
-        else on_client_event(static_cast<int>(tag), events[i].events);
+        if (tag == kListenTag)
+          accept_all();
+        else if (tag == kWakeTag)
+          continue;
+        else
+          on_client_event(static_cast<int>(tag), events[i].events);
       }
       expire_parked();
     }
@@ -239,9 +242,9 @@ class TcpStoreServer::Loop {
       util::ByteReader reader(body.data(), body.size());
       reply = execute(client, reader);
       if (reader.remaining() != 0) {
-        throw Error(ErrorCode::kInvalidArgument, "malformed request: " +
-                                                     std::to_string(reader.remaining()) +
-                                                     " unexpected trailing bytes");
+        throw Error(ErrorCode::kInvalidArgument,
+                    "malformed request: " + std::to_string(reader.remaining()) +
+                        " unexpected trailing bytes");
       }
     } catch (const Error& e) {
       client.parked.reset();
@@ -308,8 +311,10 @@ class TcpStoreServer::Loop {
       case Command::kWait:
       case Command::kMultiGet: {
         std::vector<std::string> keys;
-        if (command == Command::kGet) keys.push_back(reader.get_string());
-        else keys = store::read_keys(reader);
+        if (command == Command::kGet)
+          keys.push_back(reader.get_string());
+        else
+          keys = store::read_keys(reader);
         uint64_t timeout_ms = reader.get<uint64_t>();
         Parked parked{command, std::move(keys),
                       Clock::now() + std::chrono::milliseconds(

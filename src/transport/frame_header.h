@@ -21,10 +21,10 @@ struct Signature {
 };
 
 enum class FrameKind : uint8_t {
-  kData = 1,         // a message for a posted (or later) receive
-  kGoodbye = 2,      // the sender shuts down cleanly; no more frames follow
-  kPeerFailed = 3,   // "rank `tag` failed": payload is the reason
-  kContextAbort = 4, // "context `context` is aborted": payload is the reason
+  kData = 1,          // a message for a posted (or later) receive
+  kGoodbye = 2,       // the sender shuts down cleanly; no more frames follow
+  kPeerFailed = 3,    // "rank `tag` failed": payload is the reason
+  kContextAbort = 4,  // "context `context` is aborted": payload is the reason
 };
 
 // Tags whose bits from kOperationShift up are equal belong to one operation (the low bits

@@ -80,11 +80,9 @@ std::list<RequestPtr> Matcher::take_posted_of_context(uint64_t context) {
 
 namespace {
 bool same_operation(const Request& receive, const FrameHeader& header) {
-  return receive.operation_tagged && header.operation_tagged &&
-         receive.context == header.context &&
+  return receive.operation_tagged && header.operation_tagged && receive.context == header.context &&
          (receive.tag >> kOperationShift) == (header.tag >> kOperationShift) &&
-         receive.peer == static_cast<int>(header.source) &&
-         receive.signature != header.signature;
+         receive.peer == static_cast<int>(header.source) && receive.signature != header.signature;
 }
 }  // namespace
 
@@ -138,8 +136,7 @@ std::shared_ptr<const Error> check_fit(Request& receive, const FrameHeader& head
   return std::make_shared<const Error>(
       ErrorCode::kMismatch, "rank " + std::to_string(header.source) + " sent " +
                                 std::to_string(header.bytes) + " bytes for another operation; " +
-                                "this receive expects " + std::to_string(receive.bytes) +
-                                " bytes");
+                                "this receive expects " + std::to_string(receive.bytes) + " bytes");
 }
 
 }  // namespace weft::transport

@@ -18,8 +18,8 @@ struct UnexpectedMessage {
   FrameHeader header;
   BufferPool::Buffer buffer;
   std::size_t capacity = 0;
-  bool complete = false;   // the whole payload has arrived
-  RequestPtr claimed_by;   // a receive posted while the payload was still arriving
+  bool complete = false;  // the whole payload has arrived
+  RequestPtr claimed_by;  // a receive posted while the payload was still arriving
 };
 
 class Matcher {

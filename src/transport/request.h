@@ -27,7 +27,12 @@ class Request {
 
   Request(Kind kind, int peer, uint64_t context, uint64_t tag, const Signature& signature,
           void* data, std::size_t bytes)
-      : kind(kind), peer(peer), context(context), tag(tag), signature(signature), data(data),
+      : kind(kind),
+        peer(peer),
+        context(context),
+        tag(tag),
+        signature(signature),
+        data(data),
         bytes(bytes) {}
 
   // --- description --------------------------------------------------------------------------
@@ -37,7 +42,7 @@ class Request {
   const uint64_t tag;
   const Signature signature;
   void* const data;
-  const std::size_t bytes;  // payload length (send) or buffer capacity (receive)
+  const std::size_t bytes;        // payload length (send) or buffer capacity (receive)
   bool operation_tagged = false;  // see kOperationShift; set before posting
 
   // --- outcome ------------------------------------------------------------------------------

@@ -16,9 +16,9 @@ void ByteWriter::put_blob(const void* data, std::size_t size) {
 
 const uint8_t* ByteReader::take(std::size_t count) {
   if (count > size_ - offset_) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "truncated message: wanted " + std::to_string(count) + " more bytes, " +
-                    std::to_string(size_ - offset_) + " left");
+    throw Error(ErrorCode::kInvalidArgument, "truncated message: wanted " + std::to_string(count) +
+                                                 " more bytes, " + std::to_string(size_ - offset_) +
+                                                 " left");
   }
   const uint8_t* p = data_ + offset_;
   offset_ += count;

@@ -8,16 +8,26 @@ namespace weft {
 
 std::size_t size_of(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return 4;
-    case DType::kFloat64: return 8;
-    case DType::kFloat16: return 2;
-    case DType::kBFloat16: return 2;
-    case DType::kInt8: return 1;
-    case DType::kUInt8: return 1;
-    case DType::kInt16: return 2;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kBool: return 1;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat64:
+      return 8;
+    case DType::kFloat16:
+      return 2;
+    case DType::kBFloat16:
+      return 2;
+    case DType::kInt8:
+      return 1;
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt16:
+      return 2;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kBool:
+      return 1;
   }
   throw Error(ErrorCode::kInvalidArgument,
               "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
@@ -25,16 +35,26 @@ std::size_t size_of(DType dtype) {
 
 std::string_view name_of(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kInt8: return "int8";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kBool: return "bool";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat64:
+      return "float64";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kInt8:
+      return "int8";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBool:
+      return "bool";
   }
   return "unknown";
 }
@@ -45,13 +65,13 @@ DType parse_dtype(std::string_view text) {
     DType dtype;
   };
   static constexpr Alias kAliases[] = {
-      {"float32", DType::kFloat32}, {"float", DType::kFloat32},   {"f32", DType::kFloat32},
-      {"float64", DType::kFloat64}, {"double", DType::kFloat64},  {"f64", DType::kFloat64},
-      {"float16", DType::kFloat16}, {"half", DType::kFloat16},    {"f16", DType::kFloat16},
-      {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16}, {"int8", DType::kInt8},
-      {"uint8", DType::kUInt8},     {"int16", DType::kInt16},     {"short", DType::kInt16},
-      {"int32", DType::kInt32},     {"int", DType::kInt32},       {"int64", DType::kInt64},
-      {"long", DType::kInt64},      {"bool", DType::kBool},
+      {"float32", DType::kFloat32},   {"float", DType::kFloat32},  {"f32", DType::kFloat32},
+      {"float64", DType::kFloat64},   {"double", DType::kFloat64}, {"f64", DType::kFloat64},
+      {"float16", DType::kFloat16},   {"half", DType::kFloat16},   {"f16", DType::kFloat16},
+      {"bfloat16", DType::kBFloat16}, {"bf16", DType::kBFloat16},  {"int8", DType::kInt8},
+      {"uint8", DType::kUInt8},       {"int16", DType::kInt16},    {"short", DType::kInt16},
+      {"int32", DType::kInt32},       {"int", DType::kInt32},      {"int64", DType::kInt64},
+      {"long", DType::kInt64},        {"bool", DType::kBool},
   };
   for (const Alias& alias : kAliases) {
     if (alias.name == text) return alias.dtype;

@@ -6,14 +6,22 @@ namespace weft {
 
 const char* to_string(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kMismatch: return "mismatch";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kPeerFailure: return "peer_failure";
-    case ErrorCode::kUnauthorized: return "unauthorized";
-    case ErrorCode::kSystem: return "system";
-    case ErrorCode::kAborted: return "aborted";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kInvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::kMismatch:
+      return "mismatch";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kPeerFailure:
+      return "peer_failure";
+    case ErrorCode::kUnauthorized:
+      return "unauthorized";
+    case ErrorCode::kSystem:
+      return "system";
+    case ErrorCode::kAborted:
+      return "aborted";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -40,8 +48,8 @@ std::string ErrorContext::render() const {
   return text;
 }
 
-static std::string render(ErrorCode code, const std::string& message,
-                          const ErrorContext& context, const Error* root) {
+static std::string render(ErrorCode code, const std::string& message, const ErrorContext& context,
+                          const Error* root) {
   std::string text = std::string("weft ") + to_string(code) + ": " + message + context.render();
   if (root) text += "; root cause: " + std::string(root->what());
   return text;

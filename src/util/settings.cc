@@ -54,8 +54,8 @@ static std::string raw_value(const SettingSpec& spec) {
 }
 
 static Error malformed(const SettingSpec& spec, const std::string& value, const char* expected) {
-  return Error(ErrorCode::kInvalidArgument, std::string(spec.name) + "='" + value +
-                                                "' is malformed: expected " + expected);
+  return Error(ErrorCode::kInvalidArgument,
+               std::string(spec.name) + "='" + value + "' is malformed: expected " + expected);
 }
 
 std::string setting_string(std::string_view name) { return raw_value(spec_of(name)); }
@@ -85,10 +85,14 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
   double number = std::strtod(value.c_str(), &end);
   std::string unit(end);
   double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1000;
-  else if (unit == "ms") scale = 1;
-  else if (unit == "m" || unit == "min") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
+  if (unit.empty() || unit == "s")
+    scale = 1000;
+  else if (unit == "ms")
+    scale = 1;
+  else if (unit == "m" || unit == "min")
+    scale = 60'000;
+  else if (unit == "h")
+    scale = 3'600'000;
   if (value.empty() || end == value.c_str() || errno != 0 || scale == 0 || !(number >= 0) ||
       !std::isfinite(number)) {
     throw Error(ErrorCode::kInvalidArgument,

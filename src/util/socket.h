@@ -70,7 +70,8 @@ SocketAddress local_address_of(int fd);
 
 // Blocking connect with a deadline; returns an invalid Fd on ECONNREFUSED (so that callers can
 // retry while a server starts), throws kTimeout / kSystem otherwise.
-Fd connect_with_deadline(const SocketAddress& address, std::chrono::steady_clock::time_point deadline);
+Fd connect_with_deadline(const SocketAddress& address,
+                         std::chrono::steady_clock::time_point deadline);
 
 void set_non_blocking(int fd);
 void set_no_delay(int fd);
@@ -79,7 +80,8 @@ void set_close_on_exec(int fd);
 // Writes all bytes (blocking fd, restarting on EINTR); throws kPeerFailure on a closed peer.
 void write_all(int fd, const void* data, std::size_t size);
 // Reads exactly size bytes before the deadline; throws kTimeout or kPeerFailure.
-void read_exact(int fd, void* data, std::size_t size, std::chrono::steady_clock::time_point deadline);
+void read_exact(int fd, void* data, std::size_t size,
+                std::chrono::steady_clock::time_point deadline);
 
 // "call: strerror(errno)" as an Error(kSystem).
 [[noreturn]] void throw_system_error(const std::string& call, int error_number);

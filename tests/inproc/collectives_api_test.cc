@@ -35,7 +35,9 @@ BufferView view(Bytes& bytes, DType dtype, std::size_t count) {
 }
 
 // Counts worth testing at world size p: 0, 1, p-1, p+1 and an odd larger one.
-std::vector<std::size_t> counts_for(int p) { return {0, 1, std::size_t(p - 1), std::size_t(p + 1), 1023}; }
+std::vector<std::size_t> counts_for(int p) {
+  return {0, 1, std::size_t(p - 1), std::size_t(p + 1), 1023};
+}
 
 ReduceOp make_op(ReduceOp::Kind kind) {
   return kind == ReduceOp::kPremulSum ? ReduceOp::premul_sum(0.5) : ReduceOp(kind);
@@ -46,7 +48,8 @@ void expect_reduced(ReduceOp op, DType dtype, const Bytes& got, std::size_t coun
                     int seed, const std::string& what) {
   for (std::size_t i = 0; i < count; ++i) {
     std::vector<double> inputs;
-    for (int r = 0; r < world; ++r) inputs.push_back(input_value(op.kind, dtype, seed, r, i, world));
+    for (int r = 0; r < world; ++r)
+      inputs.push_back(input_value(op.kind, dtype, seed, r, i, world));
     double want = reference_reduce(op, dtype, inputs);
     double have = load_value(dtype, got.data(), i);
     if (want != have) {
@@ -62,7 +65,8 @@ class Collectives : public ::testing::TestWithParam<int> {};
 TEST_P(Collectives, AllReduceEveryDtypeOpAndAlgorithm) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (const std::string& algorithm : {"", "ring", "recursive_doubling", "rabenseifner", "naive"}) {
+    for (const std::string& algorithm :
+         {"", "ring", "recursive_doubling", "rabenseifner", "naive"}) {
       for (DType dtype : testing::all_dtypes()) {
         for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
           for (std::size_t count : {std::size_t(1), std::size_t(world + 1), std::size_t(1023)}) {
@@ -243,9 +247,9 @@ TEST_P(Collectives, ReduceScatterTensorAndUnevenList) {
     std::vector<ConstBufferView> inputs;
     for (int r = 0; r < world; ++r) {
       for (int i = 0; i < r; ++i) contributions[r].push_back(me * 100 + i);
-      inputs.emplace_back(contributions[r].data() ? contributions[r].data()
-                                                  : reinterpret_cast<int32_t*>(4),
-                          contributions[r].size(), DType::kInt32);
+      inputs.emplace_back(
+          contributions[r].data() ? contributions[r].data() : reinterpret_cast<int32_t*>(4),
+          contributions[r].size(), DType::kInt32);
     }
     std::vector<int32_t> share(me, -1);
     group.reduce_scatter(inputs,
@@ -279,7 +283,8 @@ TEST_P(Collectives, AllToAllEqualSplitAndList) {
                      BufferView(unpacked.data(), unpacked.size(), DType::kInt32), sends, recvs);
     std::size_t at = 0;
     for (int r = 0; r < world; ++r) {
-      for (std::size_t i = 0; i < recvs[r]; ++i) EXPECT_EQ(unpacked[at++], r * 1000 + me * 10 + int(i));
+      for (std::size_t i = 0; i < recvs[r]; ++i)
+        EXPECT_EQ(unpacked[at++], r * 1000 + me * 10 + int(i));
     }
   });
 }
@@ -308,8 +313,10 @@ TEST_P(Collectives, ScanAndExscan) {
     EXPECT_EQ(output[1], (me + 1) * (me + 2));
     std::vector<int64_t> before(2, -7);
     group.exscan(ConstBufferView(input), BufferView(before), ReduceOp::kMax);
-    if (me > 0) EXPECT_EQ(before[0], me);
-    else EXPECT_EQ(before[0], -7);  // rank 0's exscan output is left untouched
+    if (me > 0)
+      EXPECT_EQ(before[0], me);
+    else
+      EXPECT_EQ(before[0], -7);  // rank 0's exscan output is left untouched
   });
 }
 
@@ -326,8 +333,7 @@ TEST_P(Collectives, AsyncOperationsRunInIssueOrder) {
     group.barrier();  // a synchronous call queues behind the asynchronous ones
     for (auto& work : works) work->wait();
     for (std::size_t k = 0; k < buffers.size(); ++k) {
-      int32_t want = k % 2 ? int32_t(world * k + world * (world - 1) / 2)
-                           : int32_t(k + k % world);
+      int32_t want = k % 2 ? int32_t(world * k + world * (world - 1) / 2) : int32_t(k + k % world);
       EXPECT_EQ(buffers[k][4098], want) << "operation " << k;
       EXPECT_TRUE(works[k]->is_success());
     }
@@ -397,7 +403,8 @@ TEST(Subgroups, SplitByColorOrderedByKey) {
     std::vector<int32_t> members(part->size());
     std::vector<int32_t> mine{me};
     part->all_gather(ConstBufferView(mine), BufferView(members));
-    std::vector<int32_t> want = color == 0 ? std::vector<int32_t>{2, 0} : std::vector<int32_t>{3, 1};
+    std::vector<int32_t> want =
+        color == 0 ? std::vector<int32_t>{2, 0} : std::vector<int32_t>{3, 1};
     EXPECT_EQ(members, want);
   });
 }
@@ -430,8 +437,10 @@ TEST(CollectiveErrors, MismatchedCallsFailOnEveryRankSayingWhatEachCalled) {
   run_ranks(3, [](ProcessGroup& group) {
     std::vector<float> data(8, 1.0f);
     Error error = error_of([&] {
-      if (group.rank() == 1) group.broadcast(data, 0);
-      else group.all_reduce(data);
+      if (group.rank() == 1)
+        group.broadcast(data, 0);
+      else
+        group.all_reduce(data);
     });
     EXPECT_TRUE(error.code() == ErrorCode::kMismatch || error.code() == ErrorCode::kAborted)
         << error.what();

@@ -1,6 +1,6 @@
 // Init and shutdown: IPv6, interface choice, explicit init methods, and nothing left behind.
-#include <gtest/gtest.h>
 #include <dirent.h>
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <thread>

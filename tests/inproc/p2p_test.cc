@@ -132,8 +132,10 @@ TEST(PointToPoint, ChainPassesATokenAlong) {
     std::vector<int32_t> token{0};
     if (group.rank() > 0) group.recv(token, group.rank() - 1);
     token[0] += group.rank() + 1;
-    if (group.rank() < group.size() - 1) group.send(token, group.rank() + 1);
-    else EXPECT_EQ(token[0], 1 + 2 + 3);
+    if (group.rank() < group.size() - 1)
+      group.send(token, group.rank() + 1);
+    else
+      EXPECT_EQ(token[0], 1 + 2 + 3);
   });
 }
 
@@ -176,9 +178,8 @@ TEST(PointToPointErrors, InvalidArgumentsAreRefusedBeforeSending) {
     EXPECT_EQ(error_of([&] { group.send(data, -1); }).code(), ErrorCode::kInvalidArgument);
     EXPECT_EQ(error_of([&] { group.recv(data, 5); }).code(), ErrorCode::kInvalidArgument);
     EXPECT_EQ(error_of([&] { group.send(data, 1, -3); }).code(), ErrorCode::kInvalidArgument);
-    Error null_buffer = error_of([&] {
-      group.send(ConstBufferView(nullptr, 4, DType::kFloat32), 1 - group.rank());
-    });
+    Error null_buffer = error_of(
+        [&] { group.send(ConstBufferView(nullptr, 4, DType::kFloat32), 1 - group.rank()); });
     EXPECT_EQ(null_buffer.code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(null_buffer.what()).find("null"), std::string::npos);
     EXPECT_NE(std::string(null_buffer.what()).find("rank=" + std::to_string(group.rank())),
@@ -189,7 +190,8 @@ TEST(PointToPointErrors, InvalidArgumentsAreRefusedBeforeSending) {
     EXPECT_EQ(negative.code(), ErrorCode::kInvalidArgument);
     // Nothing was sent: a real exchange still lines up afterwards.
     std::vector<float> value{static_cast<float>(group.rank())};
-    if (group.rank() == 0) group.send(value, 1);
+    if (group.rank() == 0)
+      group.send(value, 1);
     else {
       group.recv(value, 0);
       EXPECT_EQ(value[0], 0.0f);
@@ -223,20 +225,23 @@ TEST(PointToPointErrors, DtypeOrCountMismatchIsReportedNotWritten) {
 TEST(PointToPointErrors, AStuckPeerIsATimeoutNamingIt) {
   testing::ThreadRanksOptions options;
   options.timeout = std::chrono::milliseconds(800);
-  run_ranks(2, [](ProcessGroup& group) {
-    std::vector<float> data(3);
-    if (group.rank() == 1) {
-      auto started = std::chrono::steady_clock::now();
-      Error error = error_of([&] { group.recv(data, 0, 9); });
-      auto waited = std::chrono::steady_clock::now() - started;
-      EXPECT_EQ(error.code(), ErrorCode::kTimeout);
-      EXPECT_NE(std::string(error.what()).find("rank 0"), std::string::npos) << error.what();
-      EXPECT_NE(std::string(error.what()).find("op=recv"), std::string::npos) << error.what();
-      EXPECT_LT(waited, std::chrono::seconds(5));
-    }
-    // Rank 0 never sends tag 9, and stays (stuck) past rank 1's deadline.
-    if (group.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  }, options);
+  run_ranks(
+      2,
+      [](ProcessGroup& group) {
+        std::vector<float> data(3);
+        if (group.rank() == 1) {
+          auto started = std::chrono::steady_clock::now();
+          Error error = error_of([&] { group.recv(data, 0, 9); });
+          auto waited = std::chrono::steady_clock::now() - started;
+          EXPECT_EQ(error.code(), ErrorCode::kTimeout);
+          EXPECT_NE(std::string(error.what()).find("rank 0"), std::string::npos) << error.what();
+          EXPECT_NE(std::string(error.what()).find("op=recv"), std::string::npos) << error.what();
+          EXPECT_LT(waited, std::chrono::seconds(5));
+        }
+        // Rank 0 never sends tag 9, and stays (stuck) past rank 1's deadline.
+        if (group.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      },
+      options);
 }
 
 TEST(PointToPointErrors, WaitWithATimeoutCancelsTheReceive) {

@@ -51,7 +51,8 @@ void expect_fast_failure_naming(const ChildResult& result, int rank, const std::
   EXPECT_FALSE(result.timed_out) << "rank " << rank << " hung";
   EXPECT_EQ(result.exit_code, 0) << "rank " << rank << " out: " << result.out
                                  << " err: " << result.err;
-  EXPECT_NE(result.out.find(dead), std::string::npos) << "rank " << rank << ": " << result.out << "\nstderr: " << result.err;
+  EXPECT_NE(result.out.find(dead), std::string::npos)
+      << "rank " << rank << ": " << result.out << "\nstderr: " << result.err;
   long ms = elapsed_ms(result);
   EXPECT_GE(ms, 0) << result.out;
   EXPECT_LT(ms, 2000) << "rank " << rank << " took " << ms << " ms to notice";
@@ -97,8 +98,9 @@ TEST(PeerFailure, AStuckPeerIsATimeoutNamingIt) {
 
 TEST(Handshake, AConnectionWithTheWrongJobTokenIsRefusedAndLogged) {
   Job job;
-  job.start("wrong_token", 2, {}, {{0, {{"WEFT_JOB_TOKEN", "token-of-job-a"}}},
-                                    {1, {{"WEFT_JOB_TOKEN", "token-of-job-b"}}}});
+  job.start(
+      "wrong_token", 2, {},
+      {{0, {{"WEFT_JOB_TOKEN", "token-of-job-a"}}}, {1, {{"WEFT_JOB_TOKEN", "token-of-job-b"}}}});
   for (int rank = 0; rank < 2; ++rank) {
     ChildResult result = job.ranks[rank]->wait(std::chrono::seconds(30));
     EXPECT_EQ(result.exit_code, 0) << "rank " << rank << ": " << result.out << result.err;

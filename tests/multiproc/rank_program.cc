@@ -62,8 +62,8 @@ int peer_dies_during_ring(void) {
   int right = (group->rank() + 1) % group->size();
   int left = (group->rank() + group->size() - 1) % group->size();
   // Build the ring's connections.
-  auto works = group->batch_isend_irecv(
-      {weft::P2POp::send(weft::ConstBufferView(data), right), weft::P2POp::recv(weft::BufferView(data), left)});
+  auto works = group->batch_isend_irecv({weft::P2POp::send(weft::ConstBufferView(data), right),
+                                         weft::P2POp::recv(weft::BufferView(data), left)});
   for (auto& work : works) work->wait();
   if (group->rank() == 1) raise(SIGKILL);
   auto started = Clock::now();
@@ -99,8 +99,10 @@ int wrong_token() {
   std::vector<float> data(8);
   auto started = Clock::now();
   try {
-    if (group->rank() == 0) group->send(data, 1);
-    else group->recv(data, 0);
+    if (group->rank() == 0)
+      group->send(data, 1);
+    else
+      group->recv(data, 0);
   } catch (const weft::Error& e) {
     int status = report(e, started, weft::ErrorCode::kUnauthorized);
     // Stay until the other rank has been refused too: leaving early would reset its socket.
@@ -117,15 +119,17 @@ int mismatched_collectives(bool different_counts) {
   std::vector<float> data(rank == 0 && different_counts ? 4 : 8, 1.0f);
   auto started = Clock::now();
   try {
-    if (different_counts || rank != 1) group->all_reduce(data);
-    else group->reduce(data, 0);
+    if (different_counts || rank != 1)
+      group->all_reduce(data);
+    else
+      group->reduce(data, 0);
     // A rank whose part only sends (a reduce leaf) finishes before anyone can object; the
     // group's next collective reports the mismatch the others found.
     group->barrier();
   } catch (const weft::Error& e) {
-    int status = report(e, started, e.code() == weft::ErrorCode::kMismatch
-                                        ? weft::ErrorCode::kMismatch
-                                        : weft::ErrorCode::kAborted);
+    int status = report(e, started,
+                        e.code() == weft::ErrorCode::kMismatch ? weft::ErrorCode::kMismatch
+                                                               : weft::ErrorCode::kAborted);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     return status;
   }

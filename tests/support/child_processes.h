@@ -28,15 +28,18 @@ struct ChildResult {
 
 class ChildProcess {
  public:
-  ChildProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+  ChildProcess(const std::vector<std::string>& argv,
+               const std::map<std::string, std::string>& env) {
     static int counter = 0;
-    std::string base = "/tmp/weft_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+    std::string base =
+        "/tmp/weft_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
     out_path_ = base + ".out";
     err_path_ = base + ".err";
     pid_ = fork();
     if (pid_ == 0) {
       for (const auto& [key, value] : env) setenv(key.c_str(), value.c_str(), 1);
-      if (!freopen(out_path_.c_str(), "w", stdout) || !freopen(err_path_.c_str(), "w", stderr)) _exit(126);
+      if (!freopen(out_path_.c_str(), "w", stdout) || !freopen(err_path_.c_str(), "w", stderr))
+        _exit(126);
       std::vector<char*> args;
       for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
       args.push_back(nullptr);

@@ -15,8 +15,12 @@ namespace weft::testing {
 
 inline void store_value(DType dtype, void* base, std::size_t index, double value) {
   switch (dtype) {
-    case DType::kFloat32: static_cast<float*>(base)[index] = static_cast<float>(value); return;
-    case DType::kFloat64: static_cast<double*>(base)[index] = value; return;
+    case DType::kFloat32:
+      static_cast<float*>(base)[index] = static_cast<float>(value);
+      return;
+    case DType::kFloat64:
+      static_cast<double*>(base)[index] = value;
+      return;
     case DType::kFloat16:
       static_cast<uint16_t*>(base)[index] = reduce::float_to_half_bits(static_cast<float>(value));
       return;
@@ -24,28 +28,49 @@ inline void store_value(DType dtype, void* base, std::size_t index, double value
       static_cast<uint16_t*>(base)[index] =
           reduce::float_to_bfloat16_bits(static_cast<float>(value));
       return;
-    case DType::kInt8: static_cast<int8_t*>(base)[index] = static_cast<int8_t>(static_cast<int64_t>(value)); return;
-    case DType::kUInt8: static_cast<uint8_t*>(base)[index] = static_cast<uint8_t>(static_cast<int64_t>(value)); return;
-    case DType::kInt16: static_cast<int16_t*>(base)[index] = static_cast<int16_t>(static_cast<int64_t>(value)); return;
-    case DType::kInt32: static_cast<int32_t*>(base)[index] = static_cast<int32_t>(static_cast<int64_t>(value)); return;
-    case DType::kInt64: static_cast<int64_t*>(base)[index] = static_cast<int64_t>(value); return;
-    case DType::kBool: static_cast<uint8_t*>(base)[index] = value != 0 ? 1 : 0; return;
+    case DType::kInt8:
+      static_cast<int8_t*>(base)[index] = static_cast<int8_t>(static_cast<int64_t>(value));
+      return;
+    case DType::kUInt8:
+      static_cast<uint8_t*>(base)[index] = static_cast<uint8_t>(static_cast<int64_t>(value));
+      return;
+    case DType::kInt16:
+      static_cast<int16_t*>(base)[index] = static_cast<int16_t>(static_cast<int64_t>(value));
+      return;
+    case DType::kInt32:
+      static_cast<int32_t*>(base)[index] = static_cast<int32_t>(static_cast<int64_t>(value));
+      return;
+    case DType::kInt64:
+      static_cast<int64_t*>(base)[index] = static_cast<int64_t>(value);
+      return;
+    case DType::kBool:
+      static_cast<uint8_t*>(base)[index] = value != 0 ? 1 : 0;
+      return;
   }
 }
 
 inline double load_value(DType dtype, const void* base, std::size_t index) {
   switch (dtype) {
-    case DType::kFloat32: return static_cast<const float*>(base)[index];
-    case DType::kFloat64: return static_cast<const double*>(base)[index];
-    case DType::kFloat16: return reduce::half_bits_to_float(static_cast<const uint16_t*>(base)[index]);
+    case DType::kFloat32:
+      return static_cast<const float*>(base)[index];
+    case DType::kFloat64:
+      return static_cast<const double*>(base)[index];
+    case DType::kFloat16:
+      return reduce::half_bits_to_float(static_cast<const uint16_t*>(base)[index]);
     case DType::kBFloat16:
       return reduce::bfloat16_bits_to_float(static_cast<const uint16_t*>(base)[index]);
-    case DType::kInt8: return static_cast<const int8_t*>(base)[index];
-    case DType::kUInt8: return static_cast<const uint8_t*>(base)[index];
-    case DType::kInt16: return static_cast<const int16_t*>(base)[index];
-    case DType::kInt32: return static_cast<const int32_t*>(base)[index];
-    case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(base)[index]);
-    case DType::kBool: return static_cast<const uint8_t*>(base)[index] != 0 ? 1 : 0;
+    case DType::kInt8:
+      return static_cast<const int8_t*>(base)[index];
+    case DType::kUInt8:
+      return static_cast<const uint8_t*>(base)[index];
+    case DType::kInt16:
+      return static_cast<const int16_t*>(base)[index];
+    case DType::kInt32:
+      return static_cast<const int32_t*>(base)[index];
+    case DType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(base)[index]);
+    case DType::kBool:
+      return static_cast<const uint8_t*>(base)[index] != 0 ? 1 : 0;
   }
   return NAN;
 }
@@ -61,11 +86,14 @@ inline double input_value(ReduceOp::Kind op, DType dtype, int seed, int rank, st
                           int world) {
   if (dtype == DType::kBool) return (seed + rank + index) % 3 == 0 ? 1 : 0;
   switch (op) {
-    case ReduceOp::kProduct: return 1 + (seed + rank * 3 + index) % 2;  // at most 2^8
-    case ReduceOp::kAvg: return world * static_cast<double>((seed + index) % 2);  // sum divides, fits int8
+    case ReduceOp::kProduct:
+      return 1 + (seed + rank * 3 + index) % 2;  // at most 2^8
+    case ReduceOp::kAvg:
+      return world * static_cast<double>((seed + index) % 2);  // sum divides, fits int8
     case ReduceOp::kBand:
     case ReduceOp::kBor:
-    case ReduceOp::kBxor: return static_cast<double>((seed * 7 + rank * 13 + index * 5) % 64);
+    case ReduceOp::kBxor:
+      return static_cast<double>((seed * 7 + rank * 13 + index * 5) % 64);
     default: {
       double value = static_cast<double>((seed * 11 + rank * 7 + index * 3) % 13);
       bool is_signed = dtype != DType::kUInt8;
@@ -90,10 +118,18 @@ inline double reference_reduce(ReduceOp op, DType dtype, const std::vector<doubl
       parity = parity != (v != 0);
     }
     switch (op.kind) {
-      case ReduceOp::kSum: case ReduceOp::kMax: case ReduceOp::kBor: return any;
-      case ReduceOp::kProduct: case ReduceOp::kMin: case ReduceOp::kBand: return all;
-      case ReduceOp::kBxor: return parity;
-      default: return NAN;
+      case ReduceOp::kSum:
+      case ReduceOp::kMax:
+      case ReduceOp::kBor:
+        return any;
+      case ReduceOp::kProduct:
+      case ReduceOp::kMin:
+      case ReduceOp::kBand:
+        return all;
+      case ReduceOp::kBxor:
+        return parity;
+      default:
+        return NAN;
     }
   }
   double result = values[0];
@@ -101,13 +137,29 @@ inline double reference_reduce(ReduceOp op, DType dtype, const std::vector<doubl
   for (std::size_t r = 1; r < values.size(); ++r) {
     double v = values[r];
     switch (op.kind) {
-      case ReduceOp::kSum: case ReduceOp::kAvg: case ReduceOp::kPremulSum: result += v; break;
-      case ReduceOp::kProduct: result *= v; break;
-      case ReduceOp::kMin: result = std::min(result, v); break;
-      case ReduceOp::kMax: result = std::max(result, v); break;
-      case ReduceOp::kBand: bits &= static_cast<int64_t>(v); break;
-      case ReduceOp::kBor: bits |= static_cast<int64_t>(v); break;
-      case ReduceOp::kBxor: bits ^= static_cast<int64_t>(v); break;
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg:
+      case ReduceOp::kPremulSum:
+        result += v;
+        break;
+      case ReduceOp::kProduct:
+        result *= v;
+        break;
+      case ReduceOp::kMin:
+        result = std::min(result, v);
+        break;
+      case ReduceOp::kMax:
+        result = std::max(result, v);
+        break;
+      case ReduceOp::kBand:
+        bits &= static_cast<int64_t>(v);
+        break;
+      case ReduceOp::kBor:
+        bits |= static_cast<int64_t>(v);
+        break;
+      case ReduceOp::kBxor:
+        bits ^= static_cast<int64_t>(v);
+        break;
     }
   }
   if (op.kind == ReduceOp::kBand || op.kind == ReduceOp::kBor || op.kind == ReduceOp::kBxor) {
@@ -123,15 +175,15 @@ inline double reference_reduce(ReduceOp op, DType dtype, const std::vector<doubl
 
 inline std::vector<ReduceOp::Kind> ops_for(DType dtype) {
   if (dtype == DType::kBool) {
-    return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kBand,
-            ReduceOp::kBor, ReduceOp::kBxor};
+    return {ReduceOp::kSum,  ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax,
+            ReduceOp::kBand, ReduceOp::kBor,     ReduceOp::kBxor};
   }
   if (is_float(dtype)) {
-    return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg,
-            ReduceOp::kPremulSum};
+    return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin,
+            ReduceOp::kMax, ReduceOp::kAvg,     ReduceOp::kPremulSum};
   }
-  return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg,
-          ReduceOp::kBand, ReduceOp::kBor, ReduceOp::kBxor};
+  return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax,
+          ReduceOp::kAvg, ReduceOp::kBand,    ReduceOp::kBor, ReduceOp::kBxor};
 }
 
 inline std::vector<DType> all_dtypes() {

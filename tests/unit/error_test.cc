@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "weft/error.h"
+
+#include <gtest/gtest.h>
 
 namespace weft {
 namespace {

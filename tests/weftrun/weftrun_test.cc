@@ -50,7 +50,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 int count_of(const std::string& text, const std::string& needle) {
   int count = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++count;
   return count;
 }
 
@@ -75,8 +76,9 @@ class TempDir {
 // deadlock however much it writes).
 class Weftrun {
  public:
-  Weftrun(const std::vector<std::string>& args, const fs::path& dir, const std::string& name = "weftrun",
-          const std::map<std::string, std::string>& env = {}, bool clear_token = true)
+  Weftrun(const std::vector<std::string>& args, const fs::path& dir,
+          const std::string& name = "weftrun", const std::map<std::string, std::string>& env = {},
+          bool clear_token = true)
       : out_path_(dir / (name + ".out")), err_path_(dir / (name + ".err")) {
     std::vector<std::string> argv = {WEFTRUN_PATH};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -118,7 +120,8 @@ class Weftrun {
         break;
       }
       if (Clock::now() >= deadline) {
-        ADD_FAILURE() << "weftrun still running after " << limit.count() << " ms; killing it\nstderr:\n"
+        ADD_FAILURE() << "weftrun still running after " << limit.count()
+                      << " ms; killing it\nstderr:\n"
                       << err();
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
@@ -179,7 +182,8 @@ std::vector<pid_t> rank_pids(const fs::path& dir) {
 
 void expect_all_gone(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) {
-    EXPECT_TRUE(eventually([&] { return !alive(pid); }, 2000ms)) << "process " << pid << " outlived weftrun";
+    EXPECT_TRUE(eventually([&] { return !alive(pid); }, 2000ms))
+        << "process " << pid << " outlived weftrun";
   }
 }
 
@@ -252,9 +256,9 @@ TEST(Weftrun, RanksShareTheStoreItHosts) {
   Weftrun run({"--nproc-per-node", "3", self_exe(), "--weftrun-store-probe"}, dir.path());
   ASSERT_EQ(run.wait(20s), 0) << run.err();
   for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(
-        count_of(run.out(), "[rank " + std::to_string(r) + "] probe rank=" + std::to_string(r) + " size=3"),
-        1)
+    EXPECT_EQ(count_of(run.out(), "[rank " + std::to_string(r) +
+                                      "] probe rank=" + std::to_string(r) + " size=3"),
+              1)
         << run.out();
   }
 }
@@ -266,22 +270,25 @@ TEST(Weftrun, JobTokenFromTheEnvironmentOrTheFlag) {
   ASSERT_EQ(from_env.wait(10s), 0) << from_env.err();
   EXPECT_EQ(count_of(from_env.out(), "token=sesame\n"), 2) << from_env.out();
 
-  Weftrun from_flag({"-n", "2", "--job-token", "opensesame", "sh", "-c", "echo token=$WEFT_JOB_TOKEN"},
-                    dir.path(), "flag", {{"WEFT_JOB_TOKEN", "sesame"}}, /*clear_token=*/false);
+  Weftrun from_flag(
+      {"-n", "2", "--job-token", "opensesame", "sh", "-c", "echo token=$WEFT_JOB_TOKEN"},
+      dir.path(), "flag", {{"WEFT_JOB_TOKEN", "sesame"}}, /*clear_token=*/false);
   ASSERT_EQ(from_flag.wait(10s), 0) << from_flag.err();
   EXPECT_EQ(count_of(from_flag.out(), "token=opensesame\n"), 2) << from_flag.out();
 }
 
 TEST(Weftrun, PrefixesEveryLineWithTheRank) {
   TempDir dir;
-  Weftrun run({"-n", "2", "sh", "-c", "echo out$RANK; echo err$RANK >&2; printf partial$RANK"}, dir.path());
+  Weftrun run({"-n", "2", "sh", "-c", "echo out$RANK; echo err$RANK >&2; printf partial$RANK"},
+              dir.path());
   ASSERT_EQ(run.wait(10s), 0) << run.err();
   std::string out = run.out();
   std::string err = run.err();
   for (int r = 0; r < 2; ++r) {
     std::string R = std::to_string(r);
     EXPECT_EQ(count_of(out, "[rank " + R + "] out" + R + "\n"), 1) << out;
-    EXPECT_EQ(count_of(out, "[rank " + R + "] partial" + R + "\n"), 1) << "a last line without newline";
+    EXPECT_EQ(count_of(out, "[rank " + R + "] partial" + R + "\n"), 1)
+        << "a last line without newline";
     EXPECT_EQ(count_of(err, "[rank " + R + "] err" + R + "\n"), 1) << err;
     EXPECT_EQ(count_of(out, "err" + R), 0) << "stderr lines go to stderr";
   }
@@ -289,7 +296,8 @@ TEST(Weftrun, PrefixesEveryLineWithTheRank) {
 
 TEST(Weftrun, NoPrefixLeavesOutputAlone) {
   TempDir dir;
-  Weftrun run({"-n", "2", "--no-prefix", "sh", "-c", "echo out$RANK; echo err$RANK >&2"}, dir.path());
+  Weftrun run({"-n", "2", "--no-prefix", "sh", "-c", "echo out$RANK; echo err$RANK >&2"},
+              dir.path());
   ASSERT_EQ(run.wait(10s), 0) << run.err();
   EXPECT_EQ(count_of(run.out(), "[rank"), 0) << run.out();
   EXPECT_EQ(count_of(run.out(), "out0\n"), 1);
@@ -325,8 +333,9 @@ TEST(Weftrun, OneFailedRankStopsTheOthers) {
   EXPECT_LT(run.seconds(), 4.0);
   std::string err = run.err();
   EXPECT_TRUE(std::regex_search(
-      err, std::regex(R"(^weftrun: rank 2 \(pid \d+\) exited with code 3; stopping the other 3 ranks$)",
-                      std::regex::multiline)))
+      err,
+      std::regex(R"(^weftrun: rank 2 \(pid \d+\) exited with code 3; stopping the other 3 ranks$)",
+                 std::regex::multiline)))
       << err;
   EXPECT_EQ(count_of(err, "weftrun: rank"), 1) << "only the first failure is reported";
   std::vector<pid_t> pids = rank_pids(dir.path());
@@ -348,8 +357,9 @@ TEST(Weftrun, StopsWhatARankStartedToo) {
 
 TEST(Weftrun, ReportsARankKilledByASignal) {
   TempDir dir;
-  Weftrun run({"-n", "2", "sh", "-c", "if [ $RANK = 1 ]; then sleep 0.2; kill -9 $$; fi; exec sleep 30"},
-              dir.path());
+  Weftrun run(
+      {"-n", "2", "sh", "-c", "if [ $RANK = 1 ]; then sleep 0.2; kill -9 $$; fi; exec sleep 30"},
+      dir.path());
   EXPECT_EQ(run.wait(8s), 128 + 9) << run.err();
   EXPECT_TRUE(std::regex_search(
       run.err(), std::regex(R"(weftrun: rank 1 \(pid \d+\) was killed by signal 9 \(SIGKILL\))")))
@@ -364,21 +374,23 @@ TEST(Weftrun, KillsARankThatIgnoresSigterm) {
   Weftrun run({"-n", "2", "sh", "-c", script}, dir.path());
   EXPECT_EQ(run.wait(10s), 1) << run.err();
   EXPECT_GT(run.seconds(), 2.5) << "the grace period comes before SIGKILL";
-  EXPECT_NE(run.err().find("still running after the grace period; killing"), std::string::npos) << run.err();
+  EXPECT_NE(run.err().find("still running after the grace period; killing"), std::string::npos)
+      << run.err();
   expect_all_gone(rank_pids(dir.path()));
 }
 
 TEST(Weftrun, ForwardsSigtermToEveryRank) {
   TempDir dir;
-  Weftrun run(
-      {"-n", "2", "sh", "-c", "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done"},
-      dir.path());
+  Weftrun run({"-n", "2", "sh", "-c",
+               "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done"},
+              dir.path());
   ASSERT_TRUE(eventually([&] { return count_of(run.out(), "ready\n") == 2; }, 10s)) << run.err();
   ::kill(run.pid(), SIGTERM);
   EXPECT_EQ(run.wait(8s), 128 + SIGTERM) << run.err();
   EXPECT_EQ(count_of(run.out(), "[rank 0] got-term\n"), 1) << run.out();
   EXPECT_EQ(count_of(run.out(), "[rank 1] got-term\n"), 1) << run.out();
-  EXPECT_NE(run.err().find("weftrun: received SIGTERM; forwarding it to the 2 ranks"), std::string::npos)
+  EXPECT_NE(run.err().find("weftrun: received SIGTERM; forwarding it to the 2 ranks"),
+            std::string::npos)
       << run.err();
 }
 
@@ -389,8 +401,9 @@ TEST(Weftrun, RunsProgramsFromPathAndNamesOnesItCannotRun) {
 
   Weftrun missing({"-n", "2", "/nonexistent/program"}, dir.path(), "missing");
   EXPECT_EQ(missing.wait(10s), 127);
-  EXPECT_NE(missing.err().find("weftrun: cannot run '/nonexistent/program': No such file or directory"),
-            std::string::npos)
+  EXPECT_NE(
+      missing.err().find("weftrun: cannot run '/nonexistent/program': No such file or directory"),
+      std::string::npos)
       << missing.err();
 }
 
@@ -398,21 +411,22 @@ TEST(Weftrun, TwoNodesMakeOneJob) {
   TempDir dir;
   int port = free_port();
   auto node = [&](int rank) {
-    return std::vector<std::string>{"--nnodes",
-                                    "2",
-                                    "--node-rank",
-                                    std::to_string(rank),
-                                    "--master-addr",
-                                    "127.0.0.1",
-                                    "--master-port",
-                                    std::to_string(port),
-                                    "-n",
-                                    "2",
-                                    "sh",
-                                    "-c",
-                                    "echo env $RANK $WORLD_SIZE $LOCAL_RANK $GROUP_RANK $MASTER_PORT "
-                                    "$WEFT_STORE_ADDR $WEFT_JOB_TOKEN; exec \"$0\" --weftrun-store-probe",
-                                    self_exe()};
+    return std::vector<std::string>{
+        "--nnodes",
+        "2",
+        "--node-rank",
+        std::to_string(rank),
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        std::to_string(port),
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo env $RANK $WORLD_SIZE $LOCAL_RANK $GROUP_RANK $MASTER_PORT "
+        "$WEFT_STORE_ADDR $WEFT_JOB_TOKEN; exec \"$0\" --weftrun-store-probe",
+        self_exe()};
   };
   // Node 1 first: it must wait for node 0's store to come up.
   Weftrun node1(node(1), dir.path(), "node1");
@@ -421,7 +435,8 @@ TEST(Weftrun, TwoNodesMakeOneJob) {
   ASSERT_EQ(node0.wait(20s), 0) << node0.err();
   ASSERT_EQ(node1.wait(20s), 0) << node1.err();
 
-  std::regex pattern(R"(\[rank (\d)\] env (\d) 4 (\d) (\d) (\d+) 127\.0\.0\.1:(\d+) ([0-9a-f]{32}))");
+  std::regex pattern(
+      R"(\[rank (\d)\] env (\d) 4 (\d) (\d) (\d+) 127\.0\.0\.1:(\d+) ([0-9a-f]{32}))");
   std::set<int> ranks;
   std::set<std::string> tokens;
   for (int n = 0; n < 2; ++n) {
@@ -463,13 +478,13 @@ TEST(Weftrun, AFailureOnOneNodeStopsTheOther) {
   };
   std::string pid_file = "echo $$ > " + sh_quote_dir(dir.path()) + "/pid.$RANK; ";
   Weftrun node0(node(0, pid_file + "exec sleep 30"), dir.path(), "node0");
-  Weftrun node1(node(1, pid_file + "if [ $RANK = 3 ]; then sleep 0.5; exit 5; fi; exec sleep 30"), dir.path(),
-                "node1");
+  Weftrun node1(node(1, pid_file + "if [ $RANK = 3 ]; then sleep 0.5; exit 5; fi; exec sleep 30"),
+                dir.path(), "node1");
   EXPECT_EQ(node1.wait(15s), 5) << node1.err();
   EXPECT_EQ(node0.wait(15s), 5) << node0.err();
   EXPECT_LT(node0.seconds(), 8.0);
-  EXPECT_TRUE(
-      std::regex_search(node1.err(), std::regex(R"(weftrun: rank 3 \(node 1, pid \d+\) exited with code 5)")))
+  EXPECT_TRUE(std::regex_search(
+      node1.err(), std::regex(R"(weftrun: rank 3 \(node 1, pid \d+\) exited with code 5)")))
       << node1.err();
   EXPECT_TRUE(std::regex_search(
       node0.err(),
@@ -490,7 +505,8 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
       {{"--nnodes", "two", "true"}, "weftrun: --nnodes expects an integer"},
       {{"--frobnicate", "true"}, "weftrun: unknown option '--frobnicate'"},
       {{"-n", "2"}, "weftrun: no program given"},
-      {{"--nnodes", "2", "--node-rank", "2", "true"}, "weftrun: --node-rank 2 is not below --nnodes 2"},
+      {{"--nnodes", "2", "--node-rank", "2", "true"},
+       "weftrun: --node-rank 2 is not below --nnodes 2"},
       {{"--master-port"}, "weftrun: --master-port expects a value"},
   };
   int i = 0;

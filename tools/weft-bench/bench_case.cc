@@ -21,8 +21,7 @@ void* allocate(std::size_t bytes) {
 
 void CaseBuffers::FreeDeleter::operator()(void* p) const { std::free(p); }
 
-CaseBuffers::CaseBuffers(const BenchCase& c, int rank, int world_size)
-    : bytes_(c.shape.bytes) {
+CaseBuffers::CaseBuffers(const BenchCase& c, int rank, int world_size) : bytes_(c.shape.bytes) {
   send_.reset(allocate(bytes_));
   recv_.reset(allocate(bytes_));
   const weft::DType t = c.dtype;
@@ -31,7 +30,9 @@ CaseBuffers::CaseBuffers(const BenchCase& c, int rank, int world_size)
   const std::size_t block = c.shape.block;
   auto* s = static_cast<unsigned char*>(send_.get());
   auto* r = static_cast<unsigned char*>(recv_.get());
-  auto block_of = [&](unsigned char* base, int k) { return base + static_cast<std::size_t>(k) * block * e; };
+  auto block_of = [&](unsigned char* base, int k) {
+    return base + static_cast<std::size_t>(k) * block * e;
+  };
   const bool root = rank == c.root;
 
   switch (c.op) {

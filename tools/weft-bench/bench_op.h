@@ -28,11 +28,11 @@ inline constexpr int kNumBenchOps = 10;
 
 // What the nccl-tests "size" of an op is.
 enum class SizeMeaning {
-  kPerRank,      // the one buffer of every rank (all_reduce, broadcast, reduce, sendrecv)
-  kGathered,     // the whole receive buffer: world size x per-rank block (all_gather, gather)
-  kScattered,    // the whole send buffer: world size x per-rank block (reduce_scatter,
-                 // all_to_all, scatter)
-  kNone,         // no data (barrier)
+  kPerRank,    // the one buffer of every rank (all_reduce, broadcast, reduce, sendrecv)
+  kGathered,   // the whole receive buffer: world size x per-rank block (all_gather, gather)
+  kScattered,  // the whole send buffer: world size x per-rank block (reduce_scatter,
+               // all_to_all, scatter)
+  kNone,       // no data (barrier)
 };
 
 struct OpTraits {
@@ -40,11 +40,11 @@ struct OpTraits {
   std::string_view name;      // all_reduce
   std::string_view csv_name;  // allreduce
   SizeMeaning size_meaning;
-  bool reduces;               // takes a reduce op (-o)
-  bool rooted;                // takes a root (-r)
-  bool out_of_place;          // weft's API has an out-of-place form
-  bool in_place;              // weft's API has an in-place form
-  bool csv_in_place;          // which of the two the CSV row reports (the anchors' choice)
+  bool reduces;       // takes a reduce op (-o)
+  bool rooted;        // takes a root (-r)
+  bool out_of_place;  // weft's API has an out-of-place form
+  bool in_place;      // weft's API has an in-place form
+  bool csv_in_place;  // which of the two the CSV row reports (the anchors' choice)
 };
 
 const OpTraits& traits_of(BenchOp op);

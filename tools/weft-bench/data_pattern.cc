@@ -11,9 +11,7 @@ using K = weft::ReduceOp;
 
 constexpr int kMaxRanksWithTwo = 15;  // prod: at most 2^15, exact even in float16
 
-bool and_like(K::Kind kind) {
-  return kind == K::kProduct || kind == K::kMin || kind == K::kBand;
-}
+bool and_like(K::Kind kind) { return kind == K::kProduct || kind == K::kMin || kind == K::kBand; }
 
 }  // namespace
 
@@ -27,8 +25,8 @@ DataPattern::DataPattern(weft::DType dtype, bool reducing, weft::ReduceOp::Kind 
       salt_(salt) {
   const uint64_t limit = exact_integer_limit(dtype);
   const uint64_t n = static_cast<uint64_t>(std::max(world_size, 1));
-  if (!reducing || redop == K::kMin || redop == K::kMax || redop == K::kBand ||
-      redop == K::kBor || redop == K::kBxor) {
+  if (!reducing || redop == K::kMin || redop == K::kMax || redop == K::kBand || redop == K::kBor ||
+      redop == K::kBxor) {
     modulus_ = std::min<uint64_t>(limit, 65535) + 1;
   } else if (redop == K::kPremulSum) {
     const uint64_t f = static_cast<uint64_t>(std::max(premul_factor, 1.0));
@@ -67,9 +65,16 @@ uint64_t DataPattern::reduced_bits(std::size_t index) const {
     for (int r = 1; r < n; ++r) {
       const uint64_t v = value(r, index);
       switch (redop_) {
-        case K::kProduct: case K::kMin: case K::kBand: acc &= v; break;
-        case K::kBxor: acc ^= v; break;
-        default: acc |= v;  // sum, max, bor
+        case K::kProduct:
+        case K::kMin:
+        case K::kBand:
+          acc &= v;
+          break;
+        case K::kBxor:
+          acc ^= v;
+          break;
+        default:
+          acc |= v;  // sum, max, bor
       }
     }
     return acc;
@@ -79,13 +84,26 @@ uint64_t DataPattern::reduced_bits(std::size_t index) const {
     for (int r = 1; r < n; ++r) {
       const uint64_t v = value(r, index);
       switch (redop_) {
-        case K::kProduct: acc *= v; break;
-        case K::kMin: acc = std::min(acc, v); break;  // values are non-negative
-        case K::kMax: acc = std::max(acc, v); break;
-        case K::kBand: acc &= v; break;
-        case K::kBor: acc |= v; break;
-        case K::kBxor: acc ^= v; break;
-        default: acc += v;  // sum, avg
+        case K::kProduct:
+          acc *= v;
+          break;
+        case K::kMin:
+          acc = std::min(acc, v);
+          break;  // values are non-negative
+        case K::kMax:
+          acc = std::max(acc, v);
+          break;
+        case K::kBand:
+          acc &= v;
+          break;
+        case K::kBor:
+          acc |= v;
+          break;
+        case K::kBxor:
+          acc ^= v;
+          break;
+        default:
+          acc += v;  // sum, avg
       }
     }
     if (redop_ == K::kAvg) acc /= static_cast<uint64_t>(n);  // non-negative: truncation
@@ -98,10 +116,17 @@ uint64_t DataPattern::reduced_bits(std::size_t index) const {
   for (int r = 1; r < n; ++r) {
     const double v = static_cast<double>(value(r, index)) * factor;
     switch (redop_) {
-      case K::kProduct: acc *= v; break;
-      case K::kMin: acc = std::min(acc, v); break;
-      case K::kMax: acc = std::max(acc, v); break;
-      default: acc += v;  // sum, avg, premul_sum
+      case K::kProduct:
+        acc *= v;
+        break;
+      case K::kMin:
+        acc = std::min(acc, v);
+        break;
+      case K::kMax:
+        acc = std::max(acc, v);
+        break;
+      default:
+        acc += v;  // sum, avg, premul_sum
     }
   }
   if (redop_ == K::kAvg) {

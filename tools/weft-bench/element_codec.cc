@@ -58,16 +58,24 @@ bool is_floating(DType dtype) {
 
 uint64_t exact_integer_limit(DType dtype) {
   switch (dtype) {
-    case DType::kBool: return 1;
-    case DType::kInt8: return 127;
-    case DType::kUInt8: return 255;
-    case DType::kInt16: return 32767;
-    case DType::kFloat16: return 2048;
-    case DType::kBFloat16: return 256;
-    case DType::kFloat32: return 1u << 24;
+    case DType::kBool:
+      return 1;
+    case DType::kInt8:
+      return 127;
+    case DType::kUInt8:
+      return 255;
+    case DType::kInt16:
+      return 32767;
+    case DType::kFloat16:
+      return 2048;
+    case DType::kBFloat16:
+      return 256;
+    case DType::kFloat32:
+      return 1u << 24;
     case DType::kInt32:
     case DType::kInt64:
-    case DType::kFloat64: return 0x7FFFFFFF;
+    case DType::kFloat64:
+      return 0x7FFFFFFF;
   }
   return 1;
 }
@@ -80,22 +88,31 @@ uint64_t bits_of_integer(DType dtype, uint64_t value) {
       return bits_of_float(dtype, static_cast<float>(static_cast<int64_t>(value)));
     case DType::kFloat64:
       return bits_of_double(static_cast<double>(static_cast<int64_t>(value)));
-    case DType::kBool: return value != 0 ? 1 : 0;
+    case DType::kBool:
+      return value != 0 ? 1 : 0;
     case DType::kInt8:
-    case DType::kUInt8: return value & 0xFFu;
-    case DType::kInt16: return value & 0xFFFFu;
-    case DType::kInt32: return value & 0xFFFFFFFFu;
-    case DType::kInt64: return value;
+    case DType::kUInt8:
+      return value & 0xFFu;
+    case DType::kInt16:
+      return value & 0xFFFFu;
+    case DType::kInt32:
+      return value & 0xFFFFFFFFu;
+    case DType::kInt64:
+      return value;
   }
   return value;
 }
 
 uint64_t bits_of_float(DType dtype, float value) {
   switch (dtype) {
-    case DType::kFloat16: return float_to_half(value);
-    case DType::kBFloat16: return float_to_bfloat16(value);
-    case DType::kFloat64: return bits_of_double(value);
-    default: return std::bit_cast<uint32_t>(value);
+    case DType::kFloat16:
+      return float_to_half(value);
+    case DType::kBFloat16:
+      return float_to_bfloat16(value);
+    case DType::kFloat64:
+      return bits_of_double(value);
+    default:
+      return std::bit_cast<uint32_t>(value);
   }
 }
 
@@ -123,8 +140,8 @@ std::string render_bits(DType dtype, uint64_t bits) {
       std::snprintf(text, sizeof text, "%.17g", std::bit_cast<double>(bits));
       break;
     case DType::kFloat16:
-      std::snprintf(text, sizeof text, "%.6g (0x%04x)",
-                    half_to_float(static_cast<uint16_t>(bits)), static_cast<unsigned>(bits));
+      std::snprintf(text, sizeof text, "%.6g (0x%04x)", half_to_float(static_cast<uint16_t>(bits)),
+                    static_cast<unsigned>(bits));
       break;
     case DType::kBFloat16:
       std::snprintf(text, sizeof text, "%.6g (0x%04x)",

@@ -24,10 +24,18 @@ std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(ch) < 0x20) {
           char esc[8];
@@ -166,7 +174,9 @@ void JsonReport::skipped(BenchOp op, weft::DType dtype, weft::ReduceOp::Kind red
 }
 
 CsvReport::CsvReport(const std::string& path, const BenchOptions& o, const RunInfo& info)
-    : file_(open_for_writing(path, "--csv")), config_(o.config), ranks_(info.ranks),
+    : file_(open_for_writing(path, "--csv")),
+      config_(o.config),
+      ranks_(info.ranks),
       cores_(info.cores) {
   std::fprintf(file_,
                "system,config,ranks,cores,oversub,op,dtype,count,bytes,iters,time_us,med_us,"
@@ -189,8 +199,8 @@ void CsvReport::row(const ResultRow& r) {
   std::fprintf(file_, "weft,%s,%d,%d,%d,%s,%s,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%s\n",
                config_.c_str(), ranks_, cores_, ranks_ > cores_ ? 1 : 0, op.c_str(),
                std::string(weft::name_of(r.dtype)).c_str(), r.shape.count, r.shape.bytes,
-               c.timing.iters, c.timing.time_us, c.timing.med_us, c.timing.min_us,
-               c.timing.max_us, c.algbw_GBps, c.busbw_GBps, check);
+               c.timing.iters, c.timing.time_us, c.timing.med_us, c.timing.min_us, c.timing.max_us,
+               c.algbw_GBps, c.busbw_GBps, check);
   std::fflush(file_);
 }
 

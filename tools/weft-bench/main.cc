@@ -44,7 +44,8 @@ std::optional<std::string> unsupported(weft::DType dtype, weft::ReduceOp::Kind k
   const bool bitwise = kind == K::kBand || kind == K::kBor || kind == K::kBxor;
   if (is_floating(dtype) && bitwise) return "bitwise ops need an integer or bool dtype";
   if (dtype == weft::DType::kBool && kind == K::kAvg) return "a bool has no average";
-  if (!is_floating(dtype) && kind == K::kPremulSum) return "premul_sum needs a floating-point dtype";
+  if (!is_floating(dtype) && kind == K::kPremulSum)
+    return "premul_sum needs a floating-point dtype";
   return std::nullopt;
 }
 
@@ -108,9 +109,8 @@ Cell Bench::measure(const BenchCase& c) {
     cell.checked = true;
     buffers.zero();
   }
-  TimedLoop loop(group_, control_, options_, [&] {
-    return launch(group_, c, buffers, collective_options, options_.async);
-  });
+  TimedLoop loop(group_, control_, options_,
+                 [&] { return launch(group_, c, buffers, collective_options, options_.async); });
   cell.timing = loop.run();
   if (cell.timing.time_us > 0 && c.shape.bytes > 0) {
     cell.algbw_GBps = static_cast<double>(c.shape.bytes) / (cell.timing.time_us * 1e3);
@@ -165,15 +165,15 @@ int Bench::run() {
   const int n = group_.size();
   if (options_.root >= n) {
     if (leader()) {
-      std::fprintf(stderr, "weft-bench: -r %d is not a rank of this %d-rank job\n",
-                   options_.root, n);
+      std::fprintf(stderr, "weft-bench: -r %d is not a rank of this %d-rank job\n", options_.root,
+                   n);
     }
     return kExitUsage;
   }
   RunInfo info;
   info.ranks = n;
-  info.cores = options_.cores > 0 ? options_.cores
-                                  : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  info.cores =
+      options_.cores > 0 ? options_.cores : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   info.rank_lines = control_.roll_call();
 
   // Rank 0 opens the files; every rank learns whether that worked, and all stop together.
@@ -196,8 +196,8 @@ int Bench::run() {
     return kExitUsage;
   }
 
-  sizes_ = size_list(options_.min_bytes, options_.max_bytes, options_.step_factor,
-                     options_.step_bytes);
+  sizes_ =
+      size_list(options_.min_bytes, options_.max_bytes, options_.step_factor, options_.step_bytes);
   if (leader()) text_->header(options_, info);
 
   for (BenchOp op : options_.ops) {

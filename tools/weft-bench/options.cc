@@ -70,8 +70,8 @@ std::vector<weft::DType> parse_dtypes(const std::string& text) {
 std::vector<weft::ReduceOp::Kind> parse_redops(const std::string& text) {
   using K = weft::ReduceOp;
   if (text == "all") {
-    return {K::kSum, K::kProduct, K::kMin, K::kMax, K::kAvg, K::kBand, K::kBor, K::kBxor,
-            K::kPremulSum};
+    return {K::kSum,  K::kProduct, K::kMin,  K::kMax,      K::kAvg,
+            K::kBand, K::kBor,     K::kBxor, K::kPremulSum};
   }
   std::vector<weft::ReduceOp::Kind> redops;
   std::string_view rest = text;
@@ -79,15 +79,24 @@ std::vector<weft::ReduceOp::Kind> parse_redops(const std::string& text) {
     const std::size_t comma = rest.find(',');
     const std::string_view w = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    if (w == "sum") redops.push_back(K::kSum);
-    else if (w == "prod" || w == "product") redops.push_back(K::kProduct);
-    else if (w == "min") redops.push_back(K::kMin);
-    else if (w == "max") redops.push_back(K::kMax);
-    else if (w == "avg") redops.push_back(K::kAvg);
-    else if (w == "band") redops.push_back(K::kBand);
-    else if (w == "bor") redops.push_back(K::kBor);
-    else if (w == "bxor") redops.push_back(K::kBxor);
-    else if (w == "premul_sum" || w == "premulsum") redops.push_back(K::kPremulSum);
+    if (w == "sum")
+      redops.push_back(K::kSum);
+    else if (w == "prod" || w == "product")
+      redops.push_back(K::kProduct);
+    else if (w == "min")
+      redops.push_back(K::kMin);
+    else if (w == "max")
+      redops.push_back(K::kMax);
+    else if (w == "avg")
+      redops.push_back(K::kAvg);
+    else if (w == "band")
+      redops.push_back(K::kBand);
+    else if (w == "bor")
+      redops.push_back(K::kBor);
+    else if (w == "bxor")
+      redops.push_back(K::kBxor);
+    else if (w == "premul_sum" || w == "premulsum")
+      redops.push_back(K::kPremulSum);
     else {
       throw UsageError("-o: unknown reduce op '" + std::string(w) +
                        "' (sum, prod, min, max, avg, band, bor, bxor, premul_sum or all)");
@@ -100,10 +109,12 @@ std::vector<weft::ReduceOp::Kind> parse_redops(const std::string& text) {
 // Short flag -> long flag, nccl-tests' spelling.
 std::string canonical(const std::string& flag) {
   static const std::pair<std::string_view, std::string_view> kAliases[] = {
-      {"-b", "--minbytes"},   {"-e", "--maxbytes"},     {"-f", "--stepfactor"},
-      {"-i", "--stepbytes"},  {"-d", "--datatype"},     {"-o", "--op"},
-      {"-r", "--root"},       {"-w", "--warmup_iters"}, {"-n", "--iters"},
-      {"-c", "--check"},      {"-a", "--async"},        {"-z", "--blocking"},
+      {"-b", "--minbytes"},   {"-e", "--maxbytes"},
+      {"-f", "--stepfactor"}, {"-i", "--stepbytes"},
+      {"-d", "--datatype"},   {"-o", "--op"},
+      {"-r", "--root"},       {"-w", "--warmup_iters"},
+      {"-n", "--iters"},      {"-c", "--check"},
+      {"-a", "--async"},      {"-z", "--blocking"},
       {"-h", "--help"},       {"--warmup-iters", "--warmup_iters"},
   };
   for (const auto& [from, to] : kAliases) {
@@ -121,10 +132,20 @@ std::size_t parse_bytes(const std::string& text) {
   std::string_view suffix(end);
   if (!suffix.empty()) {
     switch (suffix[0]) {
-      case 'k': case 'K': scale = 1024.0; break;
-      case 'm': case 'M': scale = 1024.0 * 1024.0; break;
-      case 'g': case 'G': scale = 1024.0 * 1024.0 * 1024.0; break;
-      default: scale = 0;
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024.0;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024.0 * 1024.0;
+        break;
+      default:
+        scale = 0;
     }
     suffix.remove_prefix(1);
     if (suffix == "B" || suffix == "b" || suffix == "iB") suffix = {};
@@ -174,30 +195,51 @@ BenchOptions parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(flag + " expects a value");
       return argv[++i];
     };
-    if (flag == "--minbytes") o.min_bytes = parse_bytes(take());
-    else if (flag == "--maxbytes") o.max_bytes = parse_bytes(take());
-    else if (flag == "--stepfactor") o.step_factor = parse_long(flag, take(), 1, 1 << 20);
-    else if (flag == "--stepbytes") o.step_bytes = parse_bytes(take());
-    else if (flag == "--datatype") o.dtypes = parse_dtypes(take());
-    else if (flag == "--op") o.redops = parse_redops(take());
-    else if (flag == "--root") o.root = static_cast<int>(parse_long(flag, take(), 0, 1 << 24));
-    else if (flag == "--warmup_iters") o.warmup_iters = static_cast<int>(parse_long(flag, take(), 0, 1 << 24));
+    if (flag == "--minbytes")
+      o.min_bytes = parse_bytes(take());
+    else if (flag == "--maxbytes")
+      o.max_bytes = parse_bytes(take());
+    else if (flag == "--stepfactor")
+      o.step_factor = parse_long(flag, take(), 1, 1 << 20);
+    else if (flag == "--stepbytes")
+      o.step_bytes = parse_bytes(take());
+    else if (flag == "--datatype")
+      o.dtypes = parse_dtypes(take());
+    else if (flag == "--op")
+      o.redops = parse_redops(take());
+    else if (flag == "--root")
+      o.root = static_cast<int>(parse_long(flag, take(), 0, 1 << 24));
+    else if (flag == "--warmup_iters")
+      o.warmup_iters = static_cast<int>(parse_long(flag, take(), 0, 1 << 24));
     else if (flag == "--iters") {
       o.iters = parse_long(flag, take(), 1, 1L << 40);
       o.iters_given = true;
-    } else if (flag == "--check") o.check = parse_long(flag, take(), 0, 1 << 20) != 0;
-    else if (flag == "--async") o.async = parse_flag01(flag, take());
-    else if (flag == "--blocking") o.blocking = parse_flag01(flag, take());
-    else if (flag == "--algo") o.algorithm = take();
-    else if (flag == "--segment-bytes") o.segment_bytes = parse_bytes(take());
-    else if (flag == "--json") o.json_path = take();
-    else if (flag == "--csv") o.csv_path = take();
-    else if (flag == "--config") o.config = take();
-    else if (flag == "--target-seconds") o.target_seconds = parse_double(flag, take());
-    else if (flag == "--min-iters") o.min_iters = parse_long(flag, take(), 1, 1L << 40);
-    else if (flag == "--max-iters") o.max_iters = parse_long(flag, take(), 1, 1L << 40);
-    else if (flag == "--cores") o.cores = static_cast<int>(parse_long(flag, take(), 1, 1 << 20));
-    else throw UsageError("unknown flag '" + arg + "'");
+    } else if (flag == "--check")
+      o.check = parse_long(flag, take(), 0, 1 << 20) != 0;
+    else if (flag == "--async")
+      o.async = parse_flag01(flag, take());
+    else if (flag == "--blocking")
+      o.blocking = parse_flag01(flag, take());
+    else if (flag == "--algo")
+      o.algorithm = take();
+    else if (flag == "--segment-bytes")
+      o.segment_bytes = parse_bytes(take());
+    else if (flag == "--json")
+      o.json_path = take();
+    else if (flag == "--csv")
+      o.csv_path = take();
+    else if (flag == "--config")
+      o.config = take();
+    else if (flag == "--target-seconds")
+      o.target_seconds = parse_double(flag, take());
+    else if (flag == "--min-iters")
+      o.min_iters = parse_long(flag, take(), 1, 1L << 40);
+    else if (flag == "--max-iters")
+      o.max_iters = parse_long(flag, take(), 1, 1L << 40);
+    else if (flag == "--cores")
+      o.cores = static_cast<int>(parse_long(flag, take(), 1, 1 << 20));
+    else
+      throw UsageError("unknown flag '" + arg + "'");
   }
   if (o.max_bytes < o.min_bytes) {
     throw UsageError("-e (" + std::to_string(o.max_bytes) + ") is below -b (" +

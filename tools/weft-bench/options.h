@@ -27,25 +27,25 @@ struct BenchOptions {
   std::size_t max_bytes = 32u << 20;  // -e
   std::size_t step_factor = 1;        // -f; > 1 multiplies, else step_bytes is added
   std::size_t step_bytes = 1u << 20;  // -i
-  std::vector<weft::DType> dtypes{weft::DType::kFloat32};           // -d
-  std::vector<weft::ReduceOp::Kind> redops{weft::ReduceOp::kSum};   // -o
-  int root = 0;                       // -r
-  int warmup_iters = 1;               // -w
-  long iters = 20;                    // -n
-  bool iters_given = false;           // -n on the command line: fixed iterations win
-  bool check = true;                  // -c
-  bool async = false;                 // -a: the i* forms
-  bool blocking = false;              // -z: with -a, wait for each op before the next
-  std::string algorithm;              // --algo
-  std::size_t segment_bytes = 0;      // --segment-bytes
-  std::string json_path;              // --json
-  std::string csv_path;               // --csv
-  std::string config = "default";     // --config
-  double target_seconds = 0;          // --target-seconds; > 0 and no -n: adaptive iterations
-  long min_iters = 3;                 // --min-iters (adaptive)
-  long max_iters = 1000000;           // --max-iters (adaptive)
-  int cores = 0;                      // --cores; 0: online CPUs of rank 0
-  double premul_factor = 2.0;         // the factor of premul_sum (exact for the check data)
+  std::vector<weft::DType> dtypes{weft::DType::kFloat32};          // -d
+  std::vector<weft::ReduceOp::Kind> redops{weft::ReduceOp::kSum};  // -o
+  int root = 0;                                                    // -r
+  int warmup_iters = 1;                                            // -w
+  long iters = 20;                                                 // -n
+  bool iters_given = false;        // -n on the command line: fixed iterations win
+  bool check = true;               // -c
+  bool async = false;              // -a: the i* forms
+  bool blocking = false;           // -z: with -a, wait for each op before the next
+  std::string algorithm;           // --algo
+  std::size_t segment_bytes = 0;   // --segment-bytes
+  std::string json_path;           // --json
+  std::string csv_path;            // --csv
+  std::string config = "default";  // --config
+  double target_seconds = 0;       // --target-seconds; > 0 and no -n: adaptive iterations
+  long min_iters = 3;              // --min-iters (adaptive)
+  long max_iters = 1000000;        // --max-iters (adaptive)
+  int cores = 0;                   // --cores; 0: online CPUs of rank 0
+  double premul_factor = 2.0;      // the factor of premul_sum (exact for the check data)
 
   bool adaptive() const { return target_seconds > 0 && !iters_given; }
 };

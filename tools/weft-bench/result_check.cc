@@ -11,8 +11,8 @@ namespace {
 
 constexpr unsigned char kSentinel = 0xA5;
 
-void fill_values(weft::DType t, void* base, std::size_t first, std::size_t n,
-                 const DataPattern& p, int value_rank, std::size_t value_first) {
+void fill_values(weft::DType t, void* base, std::size_t first, std::size_t n, const DataPattern& p,
+                 int value_rank, std::size_t value_first) {
   for (std::size_t j = 0; j < n; ++j) {
     store_bits(t, base, first + j, p.input_bits(value_rank, value_first + j));
   }
@@ -41,8 +41,7 @@ class Comparer {
                      "%s at element %zu: got %s, expected %s\n",
                      rank_, std::string(traits_of(c_.op).name).c_str(),
                      std::string(weft::name_of(c_.dtype)).c_str(),
-                     traits_of(c_.op).reduces
-                         ? std::string(weft::name_of(c_.redop)).c_str() : "-",
+                     traits_of(c_.op).reduces ? std::string(weft::name_of(c_.redop)).c_str() : "-",
                      c_.shape.count, c_.in_place ? " in-place" : "", where, first + j,
                      render_bits(c_.dtype, got).c_str(), render_bits(c_.dtype, want).c_str());
       }
@@ -105,49 +104,57 @@ uint64_t count_wrong(const BenchCase& c, CaseBuffers& b, const DataPattern& p, i
   Comparer cmp(c, me);
   switch (c.op) {
     case BenchOp::kAllReduce:
-      cmp.compare(b.recv(), 0, count, [&](std::size_t i) { return p.reduced_bits(i); }, "data");
+      cmp.compare(
+          b.recv(), 0, count, [&](std::size_t i) { return p.reduced_bits(i); }, "data");
       break;
     case BenchOp::kReduce:
       if (root) {
-        cmp.compare(b.recv(), 0, count, [&](std::size_t i) { return p.reduced_bits(i); }, "data");
+        cmp.compare(
+            b.recv(), 0, count, [&](std::size_t i) { return p.reduced_bits(i); }, "data");
       } else {
-        cmp.compare(b.recv(), 0, count, [&](std::size_t i) { return p.input_bits(me, i); },
-                    "a non-root's data (must be unchanged)");
+        cmp.compare(
+            b.recv(), 0, count, [&](std::size_t i) { return p.input_bits(me, i); },
+            "a non-root's data (must be unchanged)");
       }
       break;
     case BenchOp::kBroadcast:
-      cmp.compare(b.recv(), 0, count, [&](std::size_t i) { return p.input_bits(c.root, i); },
-                  "data");
+      cmp.compare(
+          b.recv(), 0, count, [&](std::size_t i) { return p.input_bits(c.root, i); }, "data");
       break;
     case BenchOp::kAllGather:
     case BenchOp::kGather:
       if (c.op == BenchOp::kGather && !root) break;
-      cmp.compare(b.recv(), 0, count,
-                  [&](std::size_t i) { return p.input_bits(static_cast<int>(i / block), i % block); },
-                  "output");
+      cmp.compare(
+          b.recv(), 0, count,
+          [&](std::size_t i) { return p.input_bits(static_cast<int>(i / block), i % block); },
+          "output");
       break;
     case BenchOp::kReduceScatter: {
       const std::size_t first = c.in_place ? me * block : 0;
-      cmp.compare(b.recv(), first, block,
-                  [&](std::size_t j) { return p.reduced_bits(me * block + j); }, "output");
+      cmp.compare(
+          b.recv(), first, block, [&](std::size_t j) { return p.reduced_bits(me * block + j); },
+          "output");
       break;
     }
     case BenchOp::kScatter: {
       const bool own_block = c.in_place && root;
-      cmp.compare(own_block ? b.send() : b.recv(), own_block ? me * block : 0, block,
-                  [&](std::size_t j) { return p.input_bits(c.root, me * block + j); }, "output");
+      cmp.compare(
+          own_block ? b.send() : b.recv(), own_block ? me * block : 0, block,
+          [&](std::size_t j) { return p.input_bits(c.root, me * block + j); }, "output");
       break;
     }
     case BenchOp::kAllToAll:
-      cmp.compare(b.recv(), 0, count,
-                  [&](std::size_t i) {
-                    return p.input_bits(static_cast<int>(i / block), me * block + i % block);
-                  },
-                  "output");
+      cmp.compare(
+          b.recv(), 0, count,
+          [&](std::size_t i) {
+            return p.input_bits(static_cast<int>(i / block), me * block + i % block);
+          },
+          "output");
       break;
     case BenchOp::kSendRecv:
-      cmp.compare(b.recv(), 0, count,
-                  [&](std::size_t i) { return p.input_bits((me + n - 1) % n, i); }, "output");
+      cmp.compare(
+          b.recv(), 0, count, [&](std::size_t i) { return p.input_bits((me + n - 1) % n, i); },
+          "output");
       break;
     case BenchOp::kBarrier:
       break;

@@ -15,10 +15,10 @@
 
 namespace weft_bench {
 
-void fill_for_check(const BenchCase& c, CaseBuffers& buffers, const DataPattern& pattern,
-                    int rank, int world_size);
+void fill_for_check(const BenchCase& c, CaseBuffers& buffers, const DataPattern& pattern, int rank,
+                    int world_size);
 
-uint64_t count_wrong(const BenchCase& c, CaseBuffers& buffers, const DataPattern& pattern,
-                     int rank, int world_size);
+uint64_t count_wrong(const BenchCase& c, CaseBuffers& buffers, const DataPattern& pattern, int rank,
+                     int world_size);
 
 }  // namespace weft_bench

@@ -20,7 +20,7 @@ struct Cell {
   double algbw_GBps = 0;  // bytes / time, GB = 1e9 bytes
   double busbw_GBps = 0;  // algbw x busbw_factor
   bool checked = false;
-  uint64_t wrong = 0;     // MAX over ranks of this rank's wrong elements
+  uint64_t wrong = 0;  // MAX over ranks of this rank's wrong elements
 };
 
 struct ResultRow {

@@ -8,8 +8,8 @@ std::vector<std::size_t> size_list(std::size_t min_bytes, std::size_t max_bytes,
   std::size_t size = min_bytes;
   while (size <= max_bytes) {
     sizes.push_back(size);
-    const std::size_t next = step_factor > 1 ? (size == 0 ? 1 : size * step_factor)
-                                             : size + step_bytes;
+    const std::size_t next =
+        step_factor > 1 ? (size == 0 ? 1 : size * step_factor) : size + step_bytes;
     if (next <= size) break;  // overflow or no progress
     size = next;
   }

@@ -10,9 +10,12 @@ namespace {
 
 std::string time_text(double us) {
   char text[32];
-  if (us >= 10000.0) std::snprintf(text, sizeof text, "%7.0f", us);
-  else if (us >= 100.0) std::snprintf(text, sizeof text, "%7.1f", us);
-  else std::snprintf(text, sizeof text, "%7.2f", us);
+  if (us >= 10000.0)
+    std::snprintf(text, sizeof text, "%7.0f", us);
+  else if (us >= 100.0)
+    std::snprintf(text, sizeof text, "%7.1f", us);
+  else
+    std::snprintf(text, sizeof text, "%7.2f", us);
   return text;
 }
 
@@ -47,8 +50,8 @@ std::string redop_label(weft::ReduceOp::Kind kind) {
 }
 
 void TextReport::header(const BenchOptions& o, const RunInfo& info) {
-  std::fprintf(out_, "# weft-bench %s (weft %s): %s\n", join_ops(o).c_str(),
-               weft::version_string(), o.adaptive() ? "adaptive iterations" : "fixed iterations");
+  std::fprintf(out_, "# weft-bench %s (weft %s): %s\n", join_ops(o).c_str(), weft::version_string(),
+               o.adaptive() ? "adaptive iterations" : "fixed iterations");
   std::fprintf(out_, "# nRanks %d nCores %d minBytes %zu maxBytes %zu step: %zu(%s)", info.ranks,
                info.cores, o.min_bytes, o.max_bytes,
                o.step_factor > 1 ? o.step_factor : o.step_bytes,
@@ -78,12 +81,12 @@ void TextReport::table_header(BenchOp op) {
                "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
                "in-place          \n",
                "", "", "", "", "");
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n",
-               "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-               "time", "algbw", "busbw", "#wrong");
-  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
-               "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-               "(GB/s)", "");
+  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
+               "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+               "algbw", "busbw", "#wrong");
+  std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+               "");
   std::fflush(out_);
 }
 

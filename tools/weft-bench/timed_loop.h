@@ -43,8 +43,8 @@ class TimedLoop {
   Timing run();
 
  private:
-  double run_ops(long k);         // this rank's seconds for k ops, issued and completed
-  double max_seconds(long k);     // run_ops, MAX over ranks
+  double run_ops(long k);      // this rank's seconds for k ops, issued and completed
+  double max_seconds(long k);  // run_ops, MAX over ranks
   Timing run_fixed();
   Timing run_adaptive();
 

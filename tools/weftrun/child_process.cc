@@ -26,8 +26,8 @@ void make_pipe(int fds[2]) {
 }
 
 // Child side between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(char* const* argv, char* const* envp, int stdin_fd, int stdout_fd, int stderr_fd,
-                             int error_fd, pid_t parent) {
+[[noreturn]] void exec_child(char* const* argv, char* const* envp, int stdin_fd, int stdout_fd,
+                             int stderr_fd, int error_fd, pid_t parent) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
@@ -52,7 +52,8 @@ ChildProcess ChildProcess::spawn(const SpawnSpec& spec) {
   for (const std::string& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
-  for (const std::string& entry : spec.environment) envp.push_back(const_cast<char*>(entry.c_str()));
+  for (const std::string& entry : spec.environment)
+    envp.push_back(const_cast<char*>(entry.c_str()));
   envp.push_back(nullptr);
 
   int out_pipe[2] = {-1, -1};
@@ -60,8 +61,8 @@ ChildProcess ChildProcess::spawn(const SpawnSpec& spec) {
   int error_pipe[2] = {-1, -1};
   int stdin_fd = -1;
   auto close_all = [&] {
-    for (int* fd : {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1], &error_pipe[0], &error_pipe[1],
-                    &stdin_fd}) {
+    for (int* fd : {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1], &error_pipe[0],
+                    &error_pipe[1], &stdin_fd}) {
       close_fd(*fd);
     }
   };
@@ -86,7 +87,8 @@ ChildProcess ChildProcess::spawn(const SpawnSpec& spec) {
     SignalBlock block;  // the child must not run weftrun's handlers before exec
     pid = ::fork();
     if (pid == 0) {
-      exec_child(argv.data(), envp.data(), stdin_fd, out_pipe[1], err_pipe[1], error_pipe[1], parent);
+      exec_child(argv.data(), envp.data(), stdin_fd, out_pipe[1], err_pipe[1], error_pipe[1],
+                 parent);
     }
   }
   if (pid < 0) {

@@ -19,8 +19,8 @@ int parse_int(const std::string& flag, const std::string& text, int min, int max
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
-    throw UsageError(flag + " expects an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                     "], got '" + text + "'");
+    throw UsageError(flag + " expects an integer in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "], got '" + text + "'");
   }
   return value;
 }
@@ -130,8 +130,8 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (options.command.empty()) throw UsageError("no program given");
   if (options.node_rank >= options.nnodes) {
-    throw UsageError("--node-rank " + std::to_string(options.node_rank) + " is not below --nnodes " +
-                     std::to_string(options.nnodes));
+    throw UsageError("--node-rank " + std::to_string(options.node_rank) +
+                     " is not below --nnodes " + std::to_string(options.nnodes));
   }
   if (static_cast<long long>(options.nnodes) * options.nproc_per_node > INT_MAX / 2) {
     throw UsageError("--nnodes x --nproc-per-node is too large");

@@ -101,9 +101,9 @@ int launch(const LaunchOptions& options) {
     // Node 0 talks to its own store over loopback; the others through --master-addr.
     std::string host = options.node_rank == 0 ? "127.0.0.1" : options.master_addr;
     try {
-      rendezvous =
-          std::make_unique<NodeRendezvous>(host, options.master_port, options.nnodes, options.node_rank,
-                                           std::chrono::seconds(options.join_timeout_seconds));
+      rendezvous = std::make_unique<NodeRendezvous>(
+          host, options.master_port, options.nnodes, options.node_rank,
+          std::chrono::seconds(options.join_timeout_seconds));
       token = rendezvous->join(options.nproc_per_node, token);
     } catch (const std::exception& error) {
       throw std::runtime_error("cannot join the job at " + layout.store_addr + ": " + error.what());

@@ -33,7 +33,8 @@ NodeRendezvous::NodeRendezvous(const std::string& host, int port, int nnodes, in
 
 std::string NodeRendezvous::join(int nproc_per_node, const std::string& token) {
   if (store_->add(node_key(node_rank_, "joins"), 1) != 1) {
-    throw std::runtime_error("another weftrun already joined this job as node " + std::to_string(node_rank_));
+    throw std::runtime_error("another weftrun already joined this job as node " +
+                             std::to_string(node_rank_));
   }
   if (node_rank_ == 0) store_->set(kTokenKey, to_bytes(token));
   store_->set(node_key(node_rank_, "nproc"), to_bytes(std::to_string(nproc_per_node)));
@@ -72,7 +73,8 @@ std::string NodeRendezvous::join(int nproc_per_node, const std::string& token) {
 }
 
 void NodeRendezvous::publish_failure(const JobFailure& failure) {
-  store_->compare_set(kFailedKey, {}, to_bytes(std::to_string(failure.exit_code) + "\n" + failure.line));
+  store_->compare_set(kFailedKey, {},
+                      to_bytes(std::to_string(failure.exit_code) + "\n" + failure.line));
 }
 
 std::optional<JobFailure> NodeRendezvous::poll_failure() {

@@ -27,7 +27,8 @@ std::string signal_name(int signo) {
 
 std::string ranks_phrase(int count, const char* adjective) {
   if (count == 1) return std::string("the ") + adjective + (adjective[0] ? " " : "") + "rank";
-  return std::string("the ") + adjective + (adjective[0] ? " " : "") + std::to_string(count) + " ranks";
+  return std::string("the ") + adjective + (adjective[0] ? " " : "") + std::to_string(count) +
+         " ranks";
 }
 
 }  // namespace
@@ -42,7 +43,10 @@ struct RankSupervisor::Rank {
 
 RankSupervisor::RankSupervisor(SupervisorOptions options, JobLayout layout, SignalRelay& signals,
                                NodeRendezvous* rendezvous)
-    : options_(std::move(options)), layout_(std::move(layout)), signals_(signals), rendezvous_(rendezvous) {}
+    : options_(std::move(options)),
+      layout_(std::move(layout)),
+      signals_(signals),
+      rendezvous_(rendezvous) {}
 
 RankSupervisor::~RankSupervisor() = default;
 
@@ -67,8 +71,8 @@ void RankSupervisor::spawn_all() {
 }
 
 int RankSupervisor::running_count() const {
-  return static_cast<int>(
-      std::count_if(ranks_.begin(), ranks_.end(), [](const auto& rank) { return !rank->child->reaped(); }));
+  return static_cast<int>(std::count_if(ranks_.begin(), ranks_.end(),
+                                        [](const auto& rank) { return !rank->child->reaped(); }));
 }
 
 void RankSupervisor::pump_output(Rank& rank, int fd, bool drain) {
@@ -112,9 +116,10 @@ void RankSupervisor::on_rank_exit(Rank& rank) {
   int status = rank.child->wait_status();
   if (succeeded(status) || stopping_) return;
 
-  std::string what = "rank " + std::to_string(rank.global_rank) + " (" +
-                     (layout_.nnodes > 1 ? "node " + std::to_string(layout_.node_rank) + ", " : "") + "pid " +
-                     std::to_string(rank.child->pid()) + ") " + describe_wait_status(status);
+  std::string what =
+      "rank " + std::to_string(rank.global_rank) + " (" +
+      (layout_.nnodes > 1 ? "node " + std::to_string(layout_.node_rank) + ", " : "") + "pid " +
+      std::to_string(rank.child->pid()) + ") " + describe_wait_status(status);
   int others = running_count();
   print_launcher_line(what + (others > 0 ? "; stopping " + ranks_phrase(others, "other") : ""));
   result_.exit_code = exit_code_of(status);
@@ -135,7 +140,8 @@ void RankSupervisor::on_signal(int signo) {
   if (stopping_) {
     // Asked again: no more patience.
     if (!killed_ && running > 0) {
-      print_launcher_line("received " + signal_name(signo) + " again; killing " + ranks_phrase(running, ""));
+      print_launcher_line("received " + signal_name(signo) + " again; killing " +
+                          ranks_phrase(running, ""));
     }
     for (auto& rank : ranks_) {
       if (!rank->child->reaped()) rank->child->signal_group(SIGKILL);
@@ -145,12 +151,13 @@ void RankSupervisor::on_signal(int signo) {
   }
   result_.signal = signo;
   result_.exit_code = 128 + signo;
-  std::string what =
-      (layout_.nnodes > 1 ? "weftrun of node " + std::to_string(layout_.node_rank) : std::string("weftrun")) +
-      " received " + signal_name(signo);
+  std::string what = (layout_.nnodes > 1 ? "weftrun of node " + std::to_string(layout_.node_rank)
+                                         : std::string("weftrun")) +
+                     " received " + signal_name(signo);
   result_.failure = JobFailure{result_.exit_code, what};
   result_.failed_here = true;
-  print_launcher_line("received " + signal_name(signo) + "; forwarding it to " + ranks_phrase(running, ""));
+  print_launcher_line("received " + signal_name(signo) + "; forwarding it to " +
+                      ranks_phrase(running, ""));
   if (rendezvous_ != nullptr) {
     try {
       rendezvous_->publish_failure(*result_.failure);
@@ -167,7 +174,8 @@ void RankSupervisor::check_job_failure() {
   try {
     failure = rendezvous_->poll_failure();
   } catch (const std::exception& error) {
-    failure = JobFailure{1, "lost the job's store at " + rendezvous_->address() + " (" + error.what() + ")"};
+    failure = JobFailure{
+        1, "lost the job's store at " + rendezvous_->address() + " (" + error.what() + ")"};
   }
   if (!failure) return;
   int running = running_count();
@@ -202,11 +210,12 @@ int RankSupervisor::poll_timeout_ms() const {
   auto now = Clock::now();
   auto timeout = std::chrono::milliseconds(1000);  // a safety net; SIGCHLD wakes us anyway
   if (stopping_ && !killed_) {
-    timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(kill_at_ - now));
+    timeout =
+        std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(kill_at_ - now));
   }
   if (rendezvous_ != nullptr && !stopping_) {
-    timeout =
-        std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(next_store_poll_ - now));
+    timeout = std::min(
+        timeout, std::chrono::duration_cast<std::chrono::milliseconds>(next_store_poll_ - now));
   }
   return static_cast<int>(std::max<std::chrono::milliseconds::rep>(timeout.count() + 1, 0));
 }
@@ -218,8 +227,8 @@ SupervisorResult RankSupervisor::run() {
   } catch (const SpawnError& error) {
     print_launcher_line(error.what());
     result_.exit_code = 127;
-    result_.failure =
-        JobFailure{127, std::string("node ") + std::to_string(layout_.node_rank) + ": " + error.what()};
+    result_.failure = JobFailure{
+        127, std::string("node ") + std::to_string(layout_.node_rank) + ": " + error.what()};
     result_.failed_here = true;
     if (rendezvous_ != nullptr) {
       try {
@@ -261,7 +270,8 @@ SupervisorResult RankSupervisor::run() {
     for (auto& rank : ranks_) {
       if (!rank->child->reaped() && rank->child->try_reap()) on_rank_exit(*rank);
     }
-    if (rendezvous_ != nullptr && !stopping_ && Clock::now() >= next_store_poll_) check_job_failure();
+    if (rendezvous_ != nullptr && !stopping_ && Clock::now() >= next_store_poll_)
+      check_job_failure();
     finish_stop_if_due();
   }
 

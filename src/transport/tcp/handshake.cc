@@ -78,10 +78,14 @@ Ack parse_ack(const uint8_t* bytes) {
 
 const char* describe(HandshakeStatus status) {
   switch (status) {
-    case HandshakeStatus::kOk: return "ok";
-    case HandshakeStatus::kBadToken: return "job token mismatch";
-    case HandshakeStatus::kBadRank: return "rank or world size not of this job";
-    case HandshakeStatus::kBadVersion: return "protocol version mismatch";
+    case HandshakeStatus::kOk:
+      return "ok";
+    case HandshakeStatus::kBadToken:
+      return "job token mismatch";
+    case HandshakeStatus::kBadRank:
+      return "rank or world size not of this job";
+    case HandshakeStatus::kBadVersion:
+      return "protocol version mismatch";
   }
   return "unknown status";
 }

@@ -58,8 +58,8 @@ class TcpConnection {
 
   // --- outbound (send_mutex) -----------------------------------------------------------------
   std::mutex send_mutex;
-  bool ready = false;  // handshake done: frames may be written
-  bool broken = false; // writes failed or the peer failed: frames are dropped
+  bool ready = false;       // handshake done: frames may be written
+  bool broken = false;      // writes failed or the peer failed: frames are dropped
   bool want_write = false;  // EPOLLOUT armed
   std::deque<OutboundFrame> queue;
 

@@ -78,7 +78,7 @@ void TcpTransport::set_listener(TransportListener listener) {
 }
 
 std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
-                                                     const std::string& what) const {
+                                                      const std::string& what) const {
   ErrorContext context;
   context.peer = peer;
   if (peer >= 0 && peer < static_cast<int>(peer_addresses_.size())) {
@@ -166,8 +166,10 @@ void TcpTransport::post_recv(const RequestPtr& request) {
   if (UnexpectedMessage* message = matcher_.find_unexpected(*request)) {
     if (auto error = check_fit(*request, message->header)) {
       // The message is consumed by the receive it was matched with, as in MPI.
-      if (message->complete) matcher_.erase_unexpected(message);
-      else message->claimed_by = request;
+      if (message->complete)
+        matcher_.erase_unexpected(message);
+      else
+        message->claimed_by = request;
       lock.unlock();
       request->fail(error);
       return;
@@ -176,7 +178,8 @@ void TcpTransport::post_recv(const RequestPtr& request) {
       message->claimed_by = request;
       return;
     }
-    if (message->header.bytes) std::memcpy(request->data, message->buffer.get(), message->header.bytes);
+    if (message->header.bytes)
+      std::memcpy(request->data, message->buffer.get(), message->header.bytes);
     request->source = static_cast<int>(message->header.source);
     matcher_.erase_unexpected(message);
     lock.unlock();
@@ -371,8 +374,8 @@ void TcpTransport::accept_all() {
       return;
     }
     util::set_no_delay(fd);
-    auto connection = std::make_unique<TcpConnection>(util::Fd(fd), /*outgoing=*/false, -1,
-                                                      address.to_string());
+    auto connection =
+        std::make_unique<TcpConnection>(util::Fd(fd), /*outgoing=*/false, -1, address.to_string());
     connection->state = ConnectionState::kAwaitHello;
     TcpConnection* raw = connection.get();
     {
@@ -452,8 +455,8 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
     if (connection->state == ConnectionState::kReady && connection->in_payload &&
         connection->staged() == 0 && connection->payload_target &&
         connection->payload_left >= kDirectReadThreshold) {
-      ssize_t n = ::recv(connection->fd.get(), connection->payload_target,
-                         connection->payload_left, 0);
+      ssize_t n =
+          ::recv(connection->fd.get(), connection->payload_target, connection->payload_left, 0);
       if (n > 0) {
         connection->payload_target += n;
         connection->payload_left -= static_cast<uint64_t>(n);
@@ -467,8 +470,8 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
     }
     connection->compact();
     std::size_t room = connection->staging.size() - connection->staged_end;
-    ssize_t n = ::recv(connection->fd.get(), connection->staging.data() + connection->staged_end,
-                       room, 0);
+    ssize_t n =
+        ::recv(connection->fd.get(), connection->staging.data() + connection->staged_end, room, 0);
     if (n == 0) {
       *why = "end of stream";
       return false;
@@ -600,8 +603,8 @@ void TcpTransport::parse_frames(TcpConnection* connection) {
     std::size_t take = std::min<uint64_t>(connection->staged(), connection->payload_left);
     if (take == 0) return;
     if (connection->payload_target) {
-      std::memcpy(connection->payload_target,
-                  connection->staging.data() + connection->staged_begin, take);
+      std::memcpy(connection->payload_target, connection->staging.data() + connection->staged_begin,
+                  take);
       connection->payload_target += take;
     }
     connection->staged_begin += take;
@@ -703,10 +706,12 @@ void TcpTransport::handle_control(TcpConnection* connection) {
   if (header.kind == FrameKind::kPeerFailed) {
     int failed = static_cast<int>(header.tag);
     if (failed < 0 || failed >= options_.world_size || failed == options_.rank) return;
-    fail_peer(failed, peer_error(failed, ErrorCode::kPeerFailure, text + " (reported by " + from + ")"),
+    fail_peer(failed,
+              peer_error(failed, ErrorCode::kPeerFailure, text + " (reported by " + from + ")"),
               /*flood=*/true);
   } else if (header.kind == FrameKind::kContextAbort) {
-    fail_context(header.context, make_error(ErrorCode::kAborted, text + " (reported by " + from + ")"),
+    fail_context(header.context,
+                 make_error(ErrorCode::kAborted, text + " (reported by " + from + ")"),
                  /*flood=*/true);
   }
 }
@@ -766,16 +771,18 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
   if (we_stop) return;
   std::string who = "rank " + std::to_string(peer) + " (" + connection->address + ")";
   std::shared_ptr<const Error> error =
-      graceful ? std::make_shared<const Error>(
-                     ErrorCode::kPeerFailure,
-                     who + " has shut down; operations with it cannot complete",
-                     peer_error(peer, ErrorCode::kPeerFailure, "")->context(),
-                     // A rank usually shuts down early because another died: keep that cause.
-                     earlier_death)
-               : peer_error(peer, ErrorCode::kPeerFailure,
-                            who + " " + (why.rfind("refused", 0) == 0 ? why
-                                         : "closed its connection unexpectedly (" + why +
-                                               "): the process died or was killed"));
+      graceful
+          ? std::make_shared<const Error>(
+                ErrorCode::kPeerFailure, who + " has shut down; operations with it cannot complete",
+                peer_error(peer, ErrorCode::kPeerFailure, "")->context(),
+                // A rank usually shuts down early because another died: keep that cause.
+                earlier_death)
+          : peer_error(
+                peer, ErrorCode::kPeerFailure,
+                who + " " +
+                    (why.rfind("refused", 0) == 0 ? why
+                                                  : "closed its connection unexpectedly (" + why +
+                                                        "): the process died or was killed"));
   if (RequestPtr receive = std::move(connection->bound_receive)) {
     connection->bound_receive.reset();
     receive->fail(error);
@@ -973,7 +980,8 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   for (TcpConnection* connection : ready) {
     send_control(connection, FrameKind::kGoodbye, 0, 0, "");
   }
-  drain(std::max(flush_deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(200)));
+  drain(
+      std::max(flush_deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(200)));
 
   stop_.store(true);
   uint64_t one = 1;

@@ -19,9 +19,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,7 +66,7 @@ class TcpTransport final : public Transport {
   struct Peer {
     std::atomic<TcpConnection*> sender{nullptr};  // set once, under mutex_
     std::vector<TcpConnection*> connections;
-    std::shared_ptr<const Error> failure;          // set once, under mutex_
+    std::shared_ptr<const Error> failure;  // set once, under mutex_
     std::atomic<bool> failed{false};
   };
 
@@ -117,11 +117,13 @@ class TcpTransport final : public Transport {
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Peer>> peers_;
-  std::vector<std::unique_ptr<TcpConnection>> connections_;  // every connection ever made
+  std::vector<std::unique_ptr<TcpConnection>> connections_;            // every connection ever made
   std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_;  // with the reason
   std::shared_ptr<const Error> first_death_;
   int floods_in_flight_ = 0;
-  std::vector<std::pair<int, std::string>> deaths_;  // told to every peer we meet later  // failures being told to the other peers right now  // the first peer seen to die, the usual root cause
+  std::vector<std::pair<int, std::string>>
+      deaths_;  // told to every peer we meet later  // failures being told to the other peers right
+                // now  // the first peer seen to die, the usual root cause
   BufferPool pool_;
   Matcher matcher_{pool_};
   TransportListener listener_;

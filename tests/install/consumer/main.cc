@@ -1,12 +1,12 @@
 // Uses an installed weft through its public headers only: a one-rank group rendezvousing on
 // an in-memory store (InitOptions.store) that sends a message to itself.
 // Prints "weft consumer OK" and exits 0 when everything worked.
+#include <weft/weft.h>
+
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <vector>
-
-#include <weft/weft.h>
 
 int main() {
   try {
@@ -16,8 +16,8 @@ int main() {
     options.world_size = 1;
     std::shared_ptr<weft::ProcessGroup> group = weft::init_process_group(options);
     if (group->rank() != 0 || group->size() != 1) {
-      std::fprintf(stderr, "weft consumer: FAILED: rank %d of %d, expected 0 of 1\n",
-                   group->rank(), group->size());
+      std::fprintf(stderr, "weft consumer: FAILED: rank %d of %d, expected 0 of 1\n", group->rank(),
+                   group->size());
       return 1;
     }
 
