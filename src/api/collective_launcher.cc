@@ -37,10 +37,14 @@ std::shared_ptr<Work> launch(const std::shared_ptr<core::Communicator>& comm,
     run(*comm, launch, seq);
     return nullptr;
   }
-  auto work = std::make_shared<core::CollectiveWork>(comm->timeout());
   // A raw pointer: the communicator joins its queue's worker before it dies, and the worker
   // must never hold the last reference (it would join itself).
   core::Communicator* raw = comm.get();
+  std::weak_ptr<core::Communicator> weak = comm;
+  auto work = std::make_shared<core::CollectiveWork>(
+      comm->timeout(), [weak](std::shared_ptr<const Error> error) {
+        if (auto alive = weak.lock()) alive->fail_collectives(std::move(error));
+      });
   comm->queue().submit([raw, launch = std::move(launch), seq, work] {
     try {
       run(*raw, launch, seq);

@@ -10,8 +10,17 @@ void CollectiveWork::wait(std::optional<std::chrono::milliseconds> timeout) {
   // The operation itself is bounded by the group's timeout; this bound only guards the wait.
   auto limit = timeout ? *timeout : timeout_ + std::chrono::milliseconds(5000);
   if (!done_changed_.wait_until(lock, util::deadline_after(limit), [this] { return done_; })) {
-    throw Error(ErrorCode::kTimeout, "the collective did not finish within " +
-                                         std::to_string(limit.count()) + " ms of waiting");
+    auto error = std::make_shared<const Error>(
+        ErrorCode::kTimeout, "the collective did not finish within " +
+                                 std::to_string(limit.count()) + " ms of waiting");
+    // The collective still uses the caller's buffers: fail it, and wait (briefly) until it
+    // has let go of them before the caller gets control back.
+    lock.unlock();
+    if (on_abandon_) on_abandon_(error);
+    lock.lock();
+    done_changed_.wait_until(lock, util::deadline_after(std::chrono::seconds(5)),
+                             [this] { return done_; });
+    throw *error;
   }
   if (error_) std::rethrow_exception(error_);
 }

@@ -3,15 +3,22 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
+#include <memory>
 #include <mutex>
 
+#include "weft/error.h"
 #include "weft/work.h"
 
 namespace weft::core {
 
 class CollectiveWork final : public Work {
  public:
-  explicit CollectiveWork(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+  // on_abandon runs when a wait times out while the collective still runs: it must make the
+  // collective fail soon (abort the group's collectives), so that the buffers are released.
+  CollectiveWork(std::chrono::milliseconds timeout,
+                 std::function<void(std::shared_ptr<const Error>)> on_abandon)
+      : timeout_(timeout), on_abandon_(std::move(on_abandon)) {}
 
   void wait(std::optional<std::chrono::milliseconds> timeout) override;
   bool is_completed() const override;
@@ -24,6 +31,7 @@ class CollectiveWork final : public Work {
 
  private:
   std::chrono::milliseconds timeout_;
+  std::function<void(std::shared_ptr<const Error>)> on_abandon_;
   mutable std::mutex mutex_;
   std::condition_variable done_changed_;
   bool done_ = false;

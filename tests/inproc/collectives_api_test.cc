@@ -465,3 +465,28 @@ TEST(CollectiveErrors, CountMismatchIsCaughtNotWrittenPastTheBuffer) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+TEST(CollectiveErrors, AWaitThatTimesOutReleasesTheBufferAndFailsTheGroup) {
+  testing::run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> data(16, 1.0f);
+    if (group.rank() == 0) {
+      auto work = group.iall_reduce(data);
+      Error error = testing::error_of([&] { work->wait(std::chrono::milliseconds(100)); });
+      EXPECT_EQ(error.code(), ErrorCode::kTimeout);
+      EXPECT_TRUE(work->is_completed());  // the collective has let go of `data`
+      EXPECT_FALSE(work->is_success());
+    }
+    // Rank 1 never joins that all_reduce; its next collective hears the group failed.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (group.rank() == 1) {
+      Error error = testing::error_of([&] { group.barrier(); });
+      EXPECT_NE(error.code(), ErrorCode::kInternal) << error.what();
+    }
+  });
+}
+
+}  // namespace
+}  // namespace weft

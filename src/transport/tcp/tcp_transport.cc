@@ -793,6 +793,9 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
 
 void TcpTransport::drop_stale_handshakes() {
   auto now = std::chrono::steady_clock::now();
+  // Once per tick, not per event: this scans every connection.
+  if (now - last_handshake_sweep_ < std::chrono::milliseconds(kLoopTickMs)) return;
+  last_handshake_sweep_ = now;
   std::vector<TcpConnection*> stale;
   {
     std::lock_guard lock(mutex_);

@@ -129,6 +129,7 @@ class TcpTransport final : public Transport {
   TransportListener listener_;
   bool shutting_down_ = false;
 
+  std::chrono::steady_clock::time_point last_handshake_sweep_;  // event loop only
   std::atomic<bool> stop_{false};
   std::thread loop_;
 };
