@@ -490,3 +490,35 @@ TEST(CollectiveErrors, AWaitThatTimesOutReleasesTheBufferAndFailsTheGroup) {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+TEST(Subgroups, AGroupOfAGroup) {
+  testing::run_ranks(5, [](ProcessGroup& group) {
+    auto upper = group.new_group({1, 2, 3, 4});  // group ranks 0..3 = world ranks 1..4
+    if (!upper) {
+      EXPECT_EQ(group.rank(), 0);
+      return;
+    }
+    auto inner = upper->new_group({1, 3});  // world ranks 2 and 4
+    std::vector<int32_t> value{group.rank()};
+    if (inner) {
+      EXPECT_TRUE(group.rank() == 2 || group.rank() == 4);
+      inner->all_reduce(value);
+      EXPECT_EQ(value[0], 6);
+      std::vector<int32_t> from_peer(1);
+      int peer = 1 - inner->rank();
+      auto receive = inner->irecv(from_peer, peer);
+      inner->send(value, peer);
+      receive->wait();
+      EXPECT_EQ(from_peer[0], 6);
+    } else {
+      EXPECT_TRUE(group.rank() == 1 || group.rank() == 3);
+    }
+    upper->barrier();
+  });
+}
+
+}  // namespace
+}  // namespace weft
