@@ -1,7 +1,5 @@
 #include "api/argument_checks.h"
 
-#include "transport/request.h"
-
 namespace weft::api {
 
 static ErrorContext context_of(const core::Communicator& comm, const char* op) {
@@ -9,7 +7,7 @@ static ErrorContext context_of(const core::Communicator& comm, const char* op) {
 }
 
 void check_peer(const core::Communicator& comm, int peer, const char* op, bool any_allowed) {
-  if (any_allowed && peer == transport::kAnyPeer) return;
+  if (any_allowed && peer == core::kAnyPeer) return;
   if (peer < 0 || peer >= comm.size()) {
     throw Error(ErrorCode::kInvalidArgument,
                 "invalid peer rank " + std::to_string(peer) + ": the group has ranks 0.." +

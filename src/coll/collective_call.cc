@@ -23,17 +23,16 @@ uint64_t CollectiveCall::tag(uint32_t step) const {
   return (static_cast<uint64_t>(seq_) << 20) | step;
 }
 
-transport::RequestPtr CollectiveCall::isend(int peer, uint32_t step, const void* data,
-                                            std::size_t bytes) {
+core::RequestPtr CollectiveCall::isend(int peer, uint32_t step, const void* data,
+                                       std::size_t bytes) {
   return comm_.post_send(core::Channel::kCollective, peer, tag(step), signature_, data, bytes);
 }
 
-transport::RequestPtr CollectiveCall::irecv(int peer, uint32_t step, void* data,
-                                            std::size_t bytes) {
+core::RequestPtr CollectiveCall::irecv(int peer, uint32_t step, void* data, std::size_t bytes) {
   return comm_.post_recv(core::Channel::kCollective, peer, tag(step), signature_, data, bytes);
 }
 
-core::OpInfo CollectiveCall::info_for(const transport::Request& request) const {
+core::OpInfo CollectiveCall::info_for(const core::Request& request) const {
   core::OpInfo info{name_};
   info.peer = request.peer >= 0 ? comm_.group_rank_of(request.peer) : -1;
   info.bytes = static_cast<int64_t>(request.bytes);
@@ -41,7 +40,7 @@ core::OpInfo CollectiveCall::info_for(const transport::Request& request) const {
   return info;
 }
 
-void CollectiveCall::wait(const transport::RequestPtr& request) {
+void CollectiveCall::wait(const core::RequestPtr& request) {
   try {
     comm_.wait(*request, info_for(*request), deadline_);
   } catch (const Error& error) {
@@ -52,7 +51,7 @@ void CollectiveCall::wait(const transport::RequestPtr& request) {
   }
 }
 
-void CollectiveCall::wait_all(const std::vector<transport::RequestPtr>& requests) {
+void CollectiveCall::wait_all(const std::vector<core::RequestPtr>& requests) {
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!requests[i]) continue;
     try {
@@ -61,7 +60,7 @@ void CollectiveCall::wait_all(const std::vector<transport::RequestPtr>& requests
       // The rest must not touch their buffers after we return.
       auto cause = std::make_shared<const Error>(error);
       for (std::size_t j = i + 1; j < requests.size(); ++j) {
-        if (requests[j]) comm_.world().transport().cancel(*requests[j], cause);
+        if (requests[j]) comm_.cancel(*requests[j], cause);
       }
       throw;
     }
@@ -71,7 +70,7 @@ void CollectiveCall::wait_all(const std::vector<transport::RequestPtr>& requests
 void CollectiveCall::send_recv(int send_peer, uint32_t step, const void* send_data,
                                std::size_t send_bytes, int recv_peer, void* recv_data,
                                std::size_t recv_bytes) {
-  std::vector<transport::RequestPtr> requests;
+  std::vector<core::RequestPtr> requests;
   if (recv_peer >= 0) requests.push_back(irecv(recv_peer, step, recv_data, recv_bytes));
   if (send_peer >= 0) requests.push_back(isend(send_peer, step, send_data, send_bytes));
   wait_all(requests);

@@ -15,7 +15,6 @@
 
 #include "core/communicator.h"
 #include "core/op_signature.h"
-#include "transport/request.h"
 
 namespace weft::coll {
 
@@ -34,10 +33,10 @@ class CollectiveCall {
   // Pipelining granularity for algorithms that split messages (tests make it tiny).
   std::size_t segment_bytes() const { return segment_bytes_; }
 
-  transport::RequestPtr isend(int peer, uint32_t step, const void* data, std::size_t bytes);
-  transport::RequestPtr irecv(int peer, uint32_t step, void* data, std::size_t bytes);
-  void wait(const transport::RequestPtr& request);
-  void wait_all(const std::vector<transport::RequestPtr>& requests);
+  core::RequestPtr isend(int peer, uint32_t step, const void* data, std::size_t bytes);
+  core::RequestPtr irecv(int peer, uint32_t step, void* data, std::size_t bytes);
+  void wait(const core::RequestPtr& request);
+  void wait_all(const std::vector<core::RequestPtr>& requests);
   // Sends to one peer and receives from another (or the same) at once; returns when both are
   // done. Either side may be skipped with peer -1.
   void send_recv(int send_peer, uint32_t step, const void* send_data, std::size_t send_bytes,
@@ -47,7 +46,7 @@ class CollectiveCall {
 
  private:
   uint64_t tag(uint32_t step) const;
-  core::OpInfo info_for(const transport::Request& request) const;
+  core::OpInfo info_for(const core::Request& request) const;
 
   core::Communicator& comm_;
   const char* name_;

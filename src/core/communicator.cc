@@ -58,6 +58,10 @@ std::chrono::steady_clock::time_point Communicator::deadline_from_now() const {
   return util::deadline_after(timeout_);
 }
 
+void Communicator::cancel(Request& request, std::shared_ptr<const Error> reason) {
+  world_->transport().cancel(request, std::move(reason));
+}
+
 ErrorContext Communicator::context_for(const OpInfo& info) const {
   ErrorContext context;
   context.group = name_;

@@ -22,6 +22,12 @@
 
 namespace weft::core {
 
+// The transport's request handles, in the vocabulary algorithms use: layers above core never
+// name the transport.
+using Request = transport::Request;
+using RequestPtr = transport::RequestPtr;
+inline constexpr int kAnyPeer = transport::kAnyPeer;
+
 enum class Channel : uint64_t { kPointToPoint = 0, kCollective = 1 };
 
 // What an operation is, for error messages.
@@ -59,6 +65,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void wait(transport::Request& request, const OpInfo& info,
             std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline_from_now() const;
+  // Withdraws a pending request so that its buffer is no longer touched.
+  void cancel(Request& request, std::shared_ptr<const Error> reason);
 
   // The next collective sequence number (all members call collectives in the same order).
   int64_t next_seq() { return next_seq_.fetch_add(1); }

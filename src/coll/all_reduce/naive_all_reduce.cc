@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "coll/all_reduce/outstanding_requests.h"
+#include "coll/outstanding_requests.h"
 #include "coll/patterns/ring.h"
 #include "reduce/reduce_kernels.h"
 
@@ -42,7 +42,7 @@ void naive_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType
   std::vector<uint8_t> scratch(2 * peers * slot_bytes);  // two segments' worth of inputs
   std::vector<const void*> inputs(static_cast<std::size_t>(size));
   OutstandingRequests outstanding(call);  // after scratch: settled before scratch is freed
-  std::vector<transport::RequestPtr> receives(2 * peers);
+  std::vector<core::RequestPtr> receives(2 * peers);
   auto input_slot = [&](std::size_t j, std::size_t peer) {
     return scratch.data() + ((j % 2) * peers + peer) * slot_bytes;
   };

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "coll/all_reduce/outstanding_requests.h"
+#include "coll/outstanding_requests.h"
 #include "coll/patterns/ring.h"
 #include "reduce/reduce_kernels.h"
 #include "weft/error.h"
@@ -84,7 +84,7 @@ void run_phase(CollectiveCall& call, const RingLayout& layout, int phase, int fi
     return ElementRange{block.offset + part.offset, part.count};
   };
 
-  std::vector<transport::RequestPtr> receives(arrivals.size());
+  std::vector<core::RequestPtr> receives(arrivals.size());
   auto post = [&](std::size_t i) {
     const ElementRange range = where(arrivals[i]);
     uint8_t* target = reducing ? slot(i) : data + range.offset * esize;

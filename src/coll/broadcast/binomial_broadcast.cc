@@ -20,7 +20,7 @@ void binomial_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int
 
   const int parent = tree.parent.rank;
   if (parent >= 0) call.recv(parent, 0, base + offset(0), length(0));
-  std::vector<transport::RequestPtr> requests;
+  std::vector<core::RequestPtr> requests;
   for (std::size_t s = 0; s < segments; ++s) {
     // Segment s is here; receive s + 1 while s goes down. Everything posted in this round is
     // waited for in one wait_all, so nothing is left pending when a wait throws.

@@ -23,7 +23,7 @@ void scatter_allgather_broadcast(CollectiveCall& call, void* data, std::size_t b
     const std::size_t length = start(v + tree.self.extent) - start(v);
     if (length > 0) call.recv(tree.parent.rank, 0, base + start(v), length);
   }
-  std::vector<transport::RequestPtr> requests;
+  std::vector<core::RequestPtr> requests;
   for (const auto& child : tree.children) {
     const std::size_t length = start(child.relative + child.extent) - start(child.relative);
     if (length > 0)

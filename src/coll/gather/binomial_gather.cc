@@ -13,7 +13,7 @@ namespace {
 
 // Settles requests already posted when posting a later one throws, so that no transfer
 // outlives the scratch buffer it uses; the exception in flight stays the cause.
-void settle(CollectiveCall& call, const std::vector<transport::RequestPtr>& requests) noexcept {
+void settle(CollectiveCall& call, const std::vector<core::RequestPtr>& requests) noexcept {
   try {
     call.wait_all(requests);
   } catch (...) {  // NOLINT(bugprone-empty-catch)
@@ -47,7 +47,7 @@ void binomial_gather(CollectiveCall& call, const void* input, void* output,
     }
     std::unique_ptr<unsigned char[]> wrapped;  // the child range that runs past rank p - 1
     const patterns::BinomialTree::Node* wrapped_child = nullptr;
-    std::vector<transport::RequestPtr> requests;
+    std::vector<core::RequestPtr> requests;
     try {
       for (const auto& child : tree.children) {
         const std::size_t length = range_bytes(child);
@@ -81,7 +81,7 @@ void binomial_gather(CollectiveCall& call, const void* input, void* output,
   std::unique_ptr<unsigned char[]> range(new unsigned char[mine > 0 ? mine : 1]);
   if (byte_counts[rank] > 0) std::memcpy(range.get(), input, byte_counts[rank]);
   const std::size_t base = relative[tree.self.relative];
-  std::vector<transport::RequestPtr> requests;
+  std::vector<core::RequestPtr> requests;
   try {
     for (const auto& child : tree.children) {
       const std::size_t length = range_bytes(child);

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/all_reduce/outstanding_requests.h"
+#include "coll/outstanding_requests.h"
 #include "coll/patterns/binomial_tree.h"
 #include "coll/patterns/ring.h"
 #include "reduce/reduce_kernels.h"
@@ -57,8 +57,8 @@ void binomial_reduce(CollectiveCall& call, void* data, std::size_t count, DType 
   const bool is_root = parent < 0;
   std::vector<uint8_t> partials(is_root ? 0 : kDepth * slot_bytes);
   OutstandingRequests outstanding(call);  // after the scratch: settled before it is freed
-  std::vector<transport::RequestPtr> receives(kDepth * nchildren);
-  std::vector<transport::RequestPtr> partial_sends(kDepth);
+  std::vector<core::RequestPtr> receives(kDepth * nchildren);
+  std::vector<core::RequestPtr> partial_sends(kDepth);
   auto input_slot = [&](std::size_t j, std::size_t c) {
     return inputs_scratch.data() + ((j % kDepth) * nchildren + c) * slot_bytes;
   };

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "coll/all_reduce/outstanding_requests.h"
+#include "coll/outstanding_requests.h"
 #include "coll/patterns/ring.h"
 #include "reduce/reduce_kernels.h"
 #include "weft/error.h"
@@ -75,7 +75,7 @@ void ring_reduce_scatter(CollectiveCall& call, const void* input, void* output,
   // After the buffers: settled before they are freed if we leave by an exception.
   OutstandingRequests outstanding(call);
   // sends[t]: the sends of step t, which read accumulator (t - 1) % 2.
-  std::vector<std::vector<transport::RequestPtr>> sends(static_cast<std::size_t>(ring.steps()));
+  std::vector<std::vector<core::RequestPtr>> sends(static_cast<std::size_t>(ring.steps()));
 
   // Step 0: this rank's own input for block r-1, straight from input.
   const ElementRange first = block_of(ring.reduce_scatter_send_block(0));
@@ -91,7 +91,7 @@ void ring_reduce_scatter(CollectiveCall& call, const void* input, void* output,
     const std::size_t n = seg.segments(counts[ring.reduce_scatter_recv_block(s)]);
     for (std::size_t j = 0; j < n; ++j) arrivals.push_back({s, j});
   }
-  std::vector<transport::RequestPtr> receives(arrivals.size());
+  std::vector<core::RequestPtr> receives(arrivals.size());
   auto post = [&](std::size_t i) {
     const std::size_t block_count = counts[ring.reduce_scatter_recv_block(arrivals[i].step)];
     const ElementRange part = seg.segment(block_count, arrivals[i].segment);

@@ -13,7 +13,7 @@ namespace {
 
 // Settles requests already posted when posting a later one throws, so that no transfer
 // outlives the scratch buffer it uses; the exception in flight stays the cause.
-void settle(CollectiveCall& call, const std::vector<transport::RequestPtr>& requests) noexcept {
+void settle(CollectiveCall& call, const std::vector<core::RequestPtr>& requests) noexcept {
   try {
     call.wait_all(requests);
   } catch (...) {  // NOLINT(bugprone-empty-catch)
@@ -42,7 +42,7 @@ void binomial_scatter(CollectiveCall& call, const void* input, void* output,
   auto* out = static_cast<unsigned char*>(output);
 
   std::unique_ptr<unsigned char[]> scratch;
-  std::vector<transport::RequestPtr> requests;
+  std::vector<core::RequestPtr> requests;
   if (tree.is_root()) {
     const auto* in = static_cast<const unsigned char*>(input);
     try {

@@ -38,7 +38,7 @@ class OutstandingRequests {
   }
 
   // Keeps `request` and returns it.
-  transport::RequestPtr add(transport::RequestPtr request) {
+  core::RequestPtr add(core::RequestPtr request) {
     requests_.push_back(request);
     return request;
   }
@@ -52,7 +52,7 @@ class OutstandingRequests {
  private:
   CollectiveCall& call_;
   int exceptions_at_start_;
-  std::vector<transport::RequestPtr> requests_;
+  std::vector<core::RequestPtr> requests_;
 };
 
 }  // namespace weft::coll
