@@ -398,23 +398,34 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   std::string algorithm =
       pick(*comm, coll::Collective::kReduceScatter, total * size_of(dtype), options);
   int size = comm->size();
+  bool contiguous = true;
+  for (std::size_t r = 1; r < inputs.size(); ++r) {
+    contiguous =
+        contiguous && static_cast<const uint8_t*>(inputs[r].data()) ==
+                          static_cast<const uint8_t*>(inputs[r - 1].data()) + inputs[r - 1].bytes();
+  }
   return api::launch(
       comm,
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
        static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes,
        [=](coll::CollectiveCall& call) {
-         // One contiguous, scaled copy of this rank's contributions (the input stays intact).
-         Bytes contributions(total * size_of(dtype));
-         std::size_t offset = 0;
-         for (const ConstBufferView& input : inputs) {
-           copy_bytes(contributions.data() + offset, input.data(), input.bytes());
-           offset += input.bytes();
+         // The algorithm reads the contributions as one block and never writes them: use the
+         // caller's memory when it already is one block, else pack (and scale) a copy.
+         Bytes contributions;
+         const void* packed = contiguous ? inputs[0].data() : nullptr;
+         if (!contiguous || op.kind == ReduceOp::kPremulSum) {
+           contributions.resize(total * size_of(dtype));
+           std::size_t offset = 0;
+           for (const ConstBufferView& input : inputs) {
+             copy_bytes(contributions.data() + offset, input.data(), input.bytes());
+             offset += input.bytes();
+           }
+           if (op.kind == ReduceOp::kPremulSum) {
+             reduce::scale(dtype, contributions.data(), total, op.factor);
+           }
+           packed = contributions.data();
          }
-         if (op.kind == ReduceOp::kPremulSum) {
-           reduce::scale(dtype, contributions.data(), total, op.factor);
-         }
-         coll::run_reduce_scatter(algorithm, call, contributions.data(), output.data(), counts,
-                                  dtype, op);
+         coll::run_reduce_scatter(algorithm, call, packed, output.data(), counts, dtype, op);
          finish_average(op, dtype, output.data(), output.count(), size);
        }},
       async);

@@ -23,6 +23,8 @@ inline constexpr uint32_t kMaxSteps = 1u << 20;
 
 class CollectiveCall {
  public:
+  using RequestPtr = core::RequestPtr;
+
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
                  int64_t seq, std::chrono::steady_clock::time_point deadline,
                  std::size_t segment_bytes);

@@ -53,15 +53,17 @@ std::string from_environment(Collective collective) {
 
 std::string by_size(const SelectionInput& in) {
   switch (in.collective) {
+    // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).
     case Collective::kAllReduce:
-      if (in.group_size <= 2 && in.bytes <= 256 * kKiB) return "recursive_doubling";
+      if (in.group_size <= 4 && in.bytes <= 256 * kKiB) return "recursive_doubling";
       if (in.bytes <= 16 * kKiB) return "recursive_doubling";
       if (is_power_of_two(in.group_size) && in.bytes <= 1 * kMiB) return "rabenseifner";
       return "ring";
     case Collective::kBroadcast:
-      return in.group_size <= 2 || in.bytes < 512 * kKiB ? "binomial" : "scatter_allgather";
+      return in.group_size <= 4 || in.bytes < 512 * kKiB ? "binomial" : "scatter_allgather";
     case Collective::kAllGather:
-      return in.equal_blocks && in.bytes * in.group_size <= 64 * kKiB ? "bruck" : "ring";
+      // in.bytes is the whole gathered output.
+      return in.equal_blocks && in.bytes <= 1 * kMiB ? "bruck" : "ring";
     default:
       return algorithms_of(in.collective).front();
   }

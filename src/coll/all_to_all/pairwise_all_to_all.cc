@@ -7,6 +7,11 @@
 
 namespace weft::coll {
 
+namespace {
+// Up to this many bytes sent per rank, all exchanges are posted at once.
+constexpr std::size_t kPostAllBytes = 1u << 20;
+}  // namespace
+
 void pairwise_all_to_all(CollectiveCall& call, const void* input,
                          const std::vector<std::size_t>& send_bytes,
                          const std::vector<std::size_t>& send_offsets, void* output,
@@ -28,6 +33,28 @@ void pairwise_all_to_all(CollectiveCall& call, const void* input,
   auto* out = static_cast<unsigned char*>(output);
   if (send_bytes[rank] > 0) {
     std::memcpy(out + recv_offsets[rank], in + send_offsets[rank], send_bytes[rank]);
+  }
+  std::size_t total = 0;
+  for (std::size_t bytes : send_bytes) total += bytes;
+  if (total <= kPostAllBytes) {
+    // Small blocks: every exchange in flight at once, so the p - 1 latencies overlap.
+    std::vector<CollectiveCall::RequestPtr> requests;
+    for (int k = 1; k < p; ++k) {
+      const int from = (rank - k + p) % p;
+      if (recv_bytes[from] > 0) {
+        requests.push_back(
+            call.irecv(from, static_cast<uint32_t>(k), out + recv_offsets[from], recv_bytes[from]));
+      }
+    }
+    for (int k = 1; k < p; ++k) {
+      const int to = (rank + k) % p;
+      if (send_bytes[to] > 0) {
+        requests.push_back(
+            call.isend(to, static_cast<uint32_t>(k), in + send_offsets[to], send_bytes[to]));
+      }
+    }
+    call.wait_all(requests);
+    return;
   }
   for (int k = 1; k < p; ++k) {
     const int to = (rank + k) % p, from = (rank - k + p) % p;

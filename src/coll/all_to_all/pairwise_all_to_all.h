@@ -7,6 +7,9 @@
 // rank has one message in and one out per step and no link is oversubscribed. Empty blocks
 // are skipped on both sides (send_bytes on one side must equal recv_bytes on the other).
 //
+// Up to 1 MiB sent per rank, all p - 1 exchanges are posted at once instead, so their
+// latencies overlap (about one alpha instead of p - 1).
+//
 // Cost: (p-1) alpha + ((p-1)/p) n beta for n bytes sent per rank with even splits: every byte
 // crosses the network once. For small blocks and large p a Bruck all-to-all (log p alpha,
 // (n/2) log p beta) would win; NOTE(all_to_all): not written yet.
