@@ -1,0 +1,845 @@
+// weft._weft_torch — weft as a torch.distributed backend (torch 1.13: a c10d::ProcessGroup).
+//
+// python/weft/torch.py registers the backend "weft" and calls create() from torch's creator.
+// Why C++ and not a Python ProcessGroup subclass: torch 1.13's PyProcessGroup trampoline
+// forwards only allgather, allreduce, barrier, broadcast, reduce_scatter, send and recv to
+// Python, so reduce, gather, scatter, alltoall, _allgather_base, recvAnysource... could not
+// reach a Python backend from C++ callers (DDP's reducer, the dispatcher ops); and a future
+// completed from Python would need a Python thread holding the GIL to watch every operation.
+//
+// The rendezvous runs over torch's own store (the prefix store torch hands the creator):
+// TorchStore adapts a c10d::Store to weft::Store in C++, so weft's bootstrap never takes the
+// GIL (a Store written in Python still works: torch's trampoline takes the GIL itself).
+//
+// Every operation starts weft's asynchronous form (i*) and returns a WeftWork at once:
+// wait() waits for weft's Works, getFuture() returns a c10::ivalue::Future (List[Tensor],
+// the outputs) that a waiter thread completes as soon as weft finishes, so that DDP's
+// bucketed all_reduce overlaps with the backward pass. Tensors that weft cannot use as they
+// are (non-contiguous, complex, or of a dtype weft does not have) go through a contiguous
+// copy or a byte/real view; copies are written back before the Work completes.
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+#include <pthread.h>
+#include <pybind11/chrono.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <vector>
+
+#include "weft/error.h"
+#include "weft/init.h"
+#include "weft/process_group.h"
+#include "weft/store.h"
+#include "weft/version.h"
+
+namespace py = pybind11;
+
+namespace weft::torch_backend {
+
+namespace {
+
+constexpr const char* kBackendName = "weft";
+
+// --- the store -------------------------------------------------------------------------
+
+// weft::Store over torch's c10d::Store. Blocking calls use this adapter's timeout (weft sets
+// it to the group's), never the torch store's own, which is left untouched.
+class TorchStore final : public weft::Store {
+ public:
+  explicit TorchStore(c10::intrusive_ptr<c10d::Store> store) : store_(std::move(store)) {}
+
+  void set(const std::string& key, const Bytes& value) override { store_->set(key, value); }
+  Bytes get(const std::string& key) override {
+    wait({key}, timeout());
+    return store_->get(key);
+  }
+  int64_t add(const std::string& key, int64_t delta) override { return store_->add(key, delta); }
+  Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) override {
+    return store_->compareSet(key, expected, desired);
+  }
+  bool delete_key(const std::string& key) override { return store_->deleteKey(key); }
+  bool check(const std::vector<std::string>& keys) override { return store_->check(keys); }
+  int64_t num_keys() override { return store_->getNumKeys(); }
+  void wait(const std::vector<std::string>& keys, Duration timeout) override {
+    try {
+      store_->wait(keys, timeout);
+    } catch (const std::exception& e) {
+      // torch reports a timeout as c10::Error / DistStoreError; weft's bootstrap expects kTimeout
+      // (it then names the ranks that never arrived).
+      throw weft::Error(weft::ErrorCode::kTimeout,
+                        std::string("torch store wait failed: ") + e.what());
+    }
+  }
+  std::vector<Bytes> multi_get(const std::vector<std::string>& keys) override {
+    wait(keys, timeout());
+    std::vector<Bytes> values;
+    values.reserve(keys.size());
+    for (const auto& key : keys) values.push_back(store_->get(key));
+    return values;
+  }
+  void multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) override {
+    for (std::size_t i = 0; i < keys.size(); ++i) store_->set(keys[i], values[i]);
+  }
+  using weft::Store::wait;
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+};
+
+// --- tensors as weft buffers ---------------------------------------------------------------
+
+std::optional<weft::DType> dtype_of(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return weft::DType::kFloat32;
+    case at::kDouble:
+      return weft::DType::kFloat64;
+    case at::kHalf:
+      return weft::DType::kFloat16;
+    case at::kBFloat16:
+      return weft::DType::kBFloat16;
+    case at::kChar:
+      return weft::DType::kInt8;
+    case at::kByte:
+      return weft::DType::kUInt8;
+    case at::kShort:
+      return weft::DType::kInt16;
+    case at::kInt:
+      return weft::DType::kInt32;
+    case at::kLong:
+      return weft::DType::kInt64;
+    case at::kBool:
+      return weft::DType::kBool;
+    default:
+      return std::nullopt;
+  }
+}
+
+weft::ReduceOp reduce_op_of(const c10d::ReduceOp& op) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM:
+      return weft::ReduceOp::kSum;
+    case c10d::ReduceOp::AVG:
+      return weft::ReduceOp::kAvg;
+    case c10d::ReduceOp::PRODUCT:
+      return weft::ReduceOp::kProduct;
+    case c10d::ReduceOp::MIN:
+      return weft::ReduceOp::kMin;
+    case c10d::ReduceOp::MAX:
+      return weft::ReduceOp::kMax;
+    case c10d::ReduceOp::BAND:
+      return weft::ReduceOp::kBand;
+    case c10d::ReduceOp::BOR:
+      return weft::ReduceOp::kBor;
+    case c10d::ReduceOp::BXOR:
+      return weft::ReduceOp::kBxor;
+    case c10d::ReduceOp::PREMUL_SUM: {
+      auto* supplement = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+      TORCH_CHECK(supplement != nullptr && supplement->tensor_factors.empty(),
+                  "weft: PREMUL_SUM takes a scalar factor");
+      return weft::ReduceOp::premul_sum(supplement->double_factor);
+    }
+    default:
+      break;
+  }
+  TORCH_CHECK(false, "weft: unknown ReduceOp ", static_cast<int>(op.op_));
+}
+
+bool is_reducing_sum(const c10d::ReduceOp& op) {
+  return op.op_ == c10d::ReduceOp::SUM || op.op_ == c10d::ReduceOp::AVG ||
+         op.op_ == c10d::ReduceOp::PREMUL_SUM;
+}
+
+// Buffers and bookkeeping of one operation: tensors kept alive, copies to write back.
+struct Staging {
+  std::vector<at::Tensor> keep;
+  std::vector<std::pair<at::Tensor, at::Tensor>> copy_back;  // (user tensor, staged copy)
+
+  // The dense tensor weft works on for a tensor it reads.
+  at::Tensor readable(const at::Tensor& t) {
+    check_tensor(t);
+    at::Tensor dense = t.is_contiguous() ? t : t.contiguous();
+    keep.push_back(dense);
+    return dense;
+  }
+  // ... for a tensor it writes (after the operation the user's tensor holds the result).
+  at::Tensor writable(const at::Tensor& t) {
+    check_tensor(t);
+    if (t.is_contiguous()) {
+      keep.push_back(t);
+      return t;
+    }
+    at::Tensor dense = t.contiguous();
+    keep.push_back(dense);
+    copy_back.emplace_back(t, dense);
+    return dense;
+  }
+  static void check_tensor(const at::Tensor& t) {
+    TORCH_CHECK(t.defined(), "weft: undefined tensor");
+    TORCH_CHECK(t.device().is_cpu(), "weft: tensors must be on the CPU (got ", t.device(), ")");
+    TORCH_CHECK(t.layout() == at::kStrided, "weft: only dense (strided) tensors are supported");
+  }
+};
+
+// How weft sees a dense tensor. Reductions need weft's dtype (complex as pairs of reals, for
+// sums only); data movement views any other dtype as bytes.
+BufferView view_for_reduce(const at::Tensor& dense, const c10d::ReduceOp& op, const char* what) {
+  at::Tensor t = dense;
+  if (t.is_complex()) {
+    TORCH_CHECK(is_reducing_sum(op), "weft: ", what,
+                " on complex tensors supports SUM, AVG and PREMUL_SUM only");
+    t = at::view_as_real(t);
+  }
+  auto dtype = dtype_of(t.scalar_type());
+  TORCH_CHECK(dtype.has_value(), "weft: ", what, " does not support dtype ", t.scalar_type());
+  return BufferView(t.data_ptr(), static_cast<std::size_t>(t.numel()), *dtype);
+}
+
+BufferView view_for_move(const at::Tensor& t) {
+  auto dtype = dtype_of(t.scalar_type());
+  if (dtype) return BufferView(t.data_ptr(), static_cast<std::size_t>(t.numel()), *dtype);
+  return BufferView(t.data_ptr(), t.nbytes(), weft::DType::kUInt8);
+}
+
+// Elements of weft's view per row of dim 0 (for all_to_all's split sizes).
+std::size_t units_per_row(const at::Tensor& t, const BufferView& view) {
+  if (t.dim() == 0 || t.size(0) == 0) return 0;
+  return view.count() / static_cast<std::size_t>(t.size(0));
+}
+
+// --- Work and futures ------------------------------------------------------------------
+
+class WeftWork;
+
+// Completes the futures of pending Works as soon as weft finishes them. Collectives of a
+// group finish in the order issued, so one thread waiting on the oldest first is exact for
+// them; point-to-point operations (which may finish in any order) get a thread each.
+class FutureCompleter {
+ public:
+  static FutureCompleter& instance() {
+    static auto* completer = [] {
+      auto* c = new FutureCompleter();  // never destroyed (exit with work pending)
+      // A forked child has no waiter thread: start afresh there.
+      pthread_atfork(nullptr, nullptr, [] { instance().reset_after_fork(); });
+      return c;
+    }();
+    return *completer;
+  }
+  void reset_after_fork() {
+    new (&mutex_) std::mutex();
+    new (&cv_) std::condition_variable();
+    for (auto& work : queue_) work.release();  // owned by the parent's threads: leak, never free
+    queue_.clear();
+    started_ = false;
+  }
+  void enqueue(c10::intrusive_ptr<WeftWork> work, bool in_order);
+
+ private:
+  FutureCompleter() = default;
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<c10::intrusive_ptr<WeftWork>> queue_;
+  bool started_ = false;
+};
+
+class WeftWork : public c10d::Work {
+ public:
+  WeftWork(int rank, c10d::OpType type, std::shared_ptr<weft::ProcessGroup> group,
+           std::vector<std::shared_ptr<weft::Work>> works, std::vector<at::Tensor> outputs,
+           Staging staging, std::function<void()> after = nullptr)
+      : c10d::Work(rank, type),
+        group_(std::move(group)),
+        works_(std::move(works)),
+        outputs_(std::move(outputs)),
+        staging_(std::move(staging)),
+        after_(std::move(after)) {}
+
+  bool isCompleted() override {
+    for (const auto& w : works_) {
+      if (!w->is_completed()) return false;
+    }
+    complete_from_weft();
+    return true;
+  }
+
+  bool isSuccess() const override {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    return finished_ && !error_;
+  }
+
+  std::exception_ptr exception() const override {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    return error_;
+  }
+
+  int sourceRank() const override {
+    TORCH_CHECK(!works_.empty(), "weft: sourceRank of an operation without peers");
+    return works_.front()->source_rank();
+  }
+
+  std::vector<at::Tensor> result() override { return outputs_; }
+
+  void synchronize() override {}
+
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override {
+    wait_weft(timeout.count() > 0 ? std::optional(timeout) : std::nullopt);
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      error = error_;
+    }
+    if (error) std::rethrow_exception(error);
+    return true;
+  }
+
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override {
+    bool pending = false;
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (!future_) {
+        future_ =
+            c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
+        if (finished_) {
+          mark_future_locked();
+        } else {
+          pending = true;
+        }
+      }
+      future = future_;
+    }
+    if (pending) {
+      bool in_order = opType_ != c10d::OpType::SEND && opType_ != c10d::OpType::RECV &&
+                      opType_ != c10d::OpType::RECVANYSOURCE;
+      FutureCompleter::instance().enqueue(c10::intrusive_ptr<WeftWork>::reclaim_copy(this),
+                                          in_order);
+    }
+    return future;
+  }
+
+  // Waits for weft (no GIL here: torch releases it before calling wait) and completes.
+  void wait_weft(std::optional<std::chrono::milliseconds> timeout) {
+    std::exception_ptr error;
+    auto deadline =
+        std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
+    for (const auto& w : works_) {
+      try {
+        if (timeout) {
+          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+              deadline - std::chrono::steady_clock::now());
+          w->wait(std::max(left, std::chrono::milliseconds(1)));
+        } else {
+          w->wait(std::nullopt);
+        }
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    finish(error);
+  }
+
+ private:
+  void complete_from_weft() {
+    std::exception_ptr error;
+    for (const auto& w : works_) {
+      if (!error) error = w->exception();
+    }
+    finish(error);
+  }
+
+  void finish(std::exception_ptr error) {
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (finished_) return;
+      if (!error) {
+        try {
+          for (auto& [user, staged] : staging_.copy_back) user.copy_(staged);
+          if (after_) after_();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      staging_ = Staging();
+      error_ = error;
+      finished_ = true;
+      future = future_;
+    }
+    // Outside the lock: the future's callbacks (DDP's bucket hooks) run here.
+    if (future) mark_future(future);
+  }
+
+  void mark_future_locked() {
+    if (error_) {
+      future_->setError(error_);
+    } else {
+      future_->markCompleted(c10::IValue(outputs_));
+    }
+  }
+
+  void mark_future(const c10::intrusive_ptr<c10::ivalue::Future>& future) {
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      error = error_;
+    }
+    if (error) {
+      future->setErrorIfNeeded(error);
+    } else if (!future->completed()) {
+      future->markCompleted(c10::IValue(outputs_));
+    }
+  }
+
+  std::shared_ptr<weft::ProcessGroup> group_;
+  std::vector<std::shared_ptr<weft::Work>> works_;
+  std::vector<at::Tensor> outputs_;
+  Staging staging_;
+  std::function<void()> after_;
+
+  mutable std::mutex state_mutex_;
+  bool finished_ = false;
+  std::exception_ptr error_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+void FutureCompleter::enqueue(c10::intrusive_ptr<WeftWork> work, bool in_order) {
+  if (!in_order) {
+    std::thread([work = std::move(work)] { work->wait_weft(std::nullopt); }).detach();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.push_back(std::move(work));
+  if (!started_) {
+    started_ = true;
+    std::thread([this] { run(); }).detach();
+  }
+  cv_.notify_one();
+}
+
+void FutureCompleter::run() {
+  for (;;) {
+    c10::intrusive_ptr<WeftWork> work;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return !queue_.empty(); });
+      work = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    work->wait_weft(std::nullopt);
+  }
+}
+
+// --- the process group -----------------------------------------------------------------
+
+class ProcessGroupWeft final : public c10d::ProcessGroup {
+ public:
+  ProcessGroupWeft(std::shared_ptr<weft::ProcessGroup> group, int rank, int size)
+      : c10d::ProcessGroup(rank, size), group_(std::move(group)) {}
+
+  const std::string getBackendName() const override { return kBackendName; }
+
+  std::shared_ptr<weft::ProcessGroup> weft_group() const { return group_; }
+
+  // Sequence numbers: every member counts the collectives it issues alike.
+  void setSequenceNumberForGroup() override { seq_ = 0; }
+  uint64_t getSequenceNumberForGroup() override { return seq_.load(); }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override {
+    const at::Tensor& tensor = single(tensors, "broadcast");
+    check_root(opts.rootRank, "broadcast");
+    Staging staging;
+    at::Tensor dense = staging.writable(tensor);
+    auto view = view_for_move(dense);
+    return make(c10d::OpType::BROADCAST, {group_->ibroadcast(view, int(opts.rootRank))}, tensors,
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override {
+    const at::Tensor& tensor = single(tensors, "allreduce");
+    Staging staging;
+    at::Tensor dense = staging.writable(tensor);
+    auto view = view_for_reduce(dense, opts.reduceOp, "allreduce");
+    return make(c10d::OpType::ALLREDUCE, {group_->iall_reduce(view, reduce_op_of(opts.reduceOp))},
+                tensors, std::move(staging));
+  }
+
+  // One all_reduce over the tensors packed into one buffer (they share a dtype, as gloo asks).
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
+    TORCH_CHECK(!tensors.empty(), "weft: allreduce_coalesced needs at least one tensor");
+    for (const auto& t : tensors) {
+      Staging::check_tensor(t);
+      TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(),
+                  "weft: allreduce_coalesced tensors must all have the same dtype");
+    }
+    Staging staging;
+    std::vector<at::Tensor> flat_parts;
+    for (const auto& t : tensors) flat_parts.push_back(t.reshape({-1}));
+    at::Tensor flat = at::cat(flat_parts);
+    staging.keep.push_back(flat);
+    auto view = view_for_reduce(flat, opts.reduceOp, "allreduce_coalesced");
+    std::vector<at::Tensor> outs = tensors;
+    auto after = [flat, outs]() mutable {
+      int64_t offset = 0;
+      for (auto& t : outs) {
+        t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
+        offset += t.numel();
+      }
+    };
+    return make(c10d::OpType::ALLREDUCE_COALESCED,
+                {group_->iall_reduce(view, reduce_op_of(opts.reduceOp))}, tensors,
+                std::move(staging), after);
+  }
+
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override {
+    const at::Tensor& tensor = single(tensors, "reduce");
+    check_root(opts.rootRank, "reduce");
+    Staging staging;
+    at::Tensor dense = staging.writable(tensor);
+    auto view = view_for_reduce(dense, opts.reduceOp, "reduce");
+    return make(c10d::OpType::REDUCE,
+                {group_->ireduce(view, int(opts.rootRank), reduce_op_of(opts.reduceOp))}, tensors,
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions&) override {
+    const at::Tensor& input = single(inputs, "allgather");
+    TORCH_CHECK(outputs.size() == 1, "weft: allgather takes one output list");
+    check_list_size(outputs[0], "allgather output list");
+    Staging staging;
+    auto in = view_for_move(staging.readable(input));
+    std::vector<BufferView> outs;
+    for (const auto& out : outputs[0]) {
+      check_same_type(out, input, "allgather");
+      outs.push_back(view_for_move(staging.writable(out)));
+    }
+    return make(c10d::OpType::ALLGATHER, {group_->iall_gather(in, outs)}, outputs[0],
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions&) override {
+    check_same_type(output, input, "_allgather_base");
+    TORCH_CHECK(output.numel() == input.numel() * size_,
+                "weft: _allgather_base output must hold world size x input elements");
+    Staging staging;
+    auto in = view_for_move(staging.readable(input));
+    auto out = view_for_move(staging.writable(output));
+    return make(c10d::OpType::_ALLGATHER_BASE, {group_->iall_gather(in, out)}, {output},
+                std::move(staging));
+  }
+
+  // Every input packed as bytes into one buffer, gathered at once, unpacked per rank.
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& output_lists, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions&) override {
+    TORCH_CHECK(output_lists.size() == static_cast<std::size_t>(size_),
+                "weft: allgather_coalesced needs one output list per rank");
+    for (const auto& list : output_lists) {
+      TORCH_CHECK(list.size() == inputs.size(),
+                  "weft: allgather_coalesced output lists must match the inputs");
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        check_same_type(list[i], inputs[i], "allgather_coalesced");
+        TORCH_CHECK(list[i].numel() == inputs[i].numel(),
+                    "weft: allgather_coalesced output sizes must match the inputs");
+      }
+    }
+    std::vector<at::Tensor> parts;
+    for (const auto& t : inputs) {
+      Staging::check_tensor(t);
+      parts.push_back(t.contiguous().view({-1}).view(at::kByte));
+    }
+    at::Tensor packed = parts.empty() ? at::empty({0}, at::kByte) : at::cat(parts);
+    at::Tensor gathered = at::empty({size_ * packed.numel()}, at::kByte);
+    Staging staging;
+    staging.keep = {packed, gathered};
+    auto lists = output_lists;
+    auto after = [gathered, lists, bytes = packed.numel()]() mutable {
+      for (std::size_t r = 0; r < lists.size(); ++r) {
+        int64_t offset = static_cast<int64_t>(r) * bytes;
+        for (auto& t : lists[r]) {
+          int64_t n = static_cast<int64_t>(t.nbytes());
+          auto src = gathered.narrow(0, offset, n);
+          t.copy_(src.view(t.scalar_type()).view(t.sizes()));
+          offset += n;
+        }
+      }
+    };
+    std::vector<at::Tensor> flat_outputs;
+    for (const auto& list : output_lists)
+      flat_outputs.insert(flat_outputs.end(), list.begin(), list.end());
+    return make(c10d::OpType::ALLGATHER_COALESCED,
+                {group_->iall_gather(view_for_move(packed), view_for_move(gathered))}, flat_outputs,
+                std::move(staging), after);
+  }
+
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override {
+    const at::Tensor& input = single(inputs, "gather");
+    check_root(opts.rootRank, "gather");
+    Staging staging;
+    auto in = view_for_move(staging.readable(input));
+    std::vector<BufferView> outs;
+    std::vector<at::Tensor> result;
+    if (rank_ == opts.rootRank) {
+      TORCH_CHECK(outputs.size() == 1, "weft: gather takes one output list on the root");
+      check_list_size(outputs[0], "gather output list");
+      for (const auto& out : outputs[0]) {
+        check_same_type(out, input, "gather");
+        outs.push_back(view_for_move(staging.writable(out)));
+      }
+      result = outputs[0];
+    } else {
+      TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
+                  "weft: gather takes no output list on ranks other than the root");
+    }
+    return make(c10d::OpType::GATHER, {group_->igather(in, outs, int(opts.rootRank))}, result,
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override {
+    const at::Tensor& output = single(outputs, "scatter");
+    check_root(opts.rootRank, "scatter");
+    Staging staging;
+    auto out = view_for_move(staging.writable(output));
+    std::vector<ConstBufferView> ins;
+    if (rank_ == opts.rootRank) {
+      TORCH_CHECK(inputs.size() == 1, "weft: scatter takes one input list on the root");
+      check_list_size(inputs[0], "scatter input list");
+      for (const auto& in : inputs[0]) {
+        check_same_type(in, output, "scatter");
+        ins.push_back(view_for_move(staging.readable(in)));
+      }
+    } else {
+      TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
+                  "weft: scatter takes no input list on ranks other than the root");
+    }
+    return make(c10d::OpType::SCATTER, {group_->iscatter(ins, out, int(opts.rootRank))}, outputs,
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override {
+    const at::Tensor& output = single(outputs, "reduce_scatter");
+    TORCH_CHECK(inputs.size() == 1, "weft: reduce_scatter takes one input list");
+    check_list_size(inputs[0], "reduce_scatter input list");
+    Staging staging;
+    auto out = view_for_reduce(staging.writable(output), opts.reduceOp, "reduce_scatter");
+    std::vector<ConstBufferView> ins;
+    for (const auto& in : inputs[0]) {
+      check_same_type(in, output, "reduce_scatter");
+      ins.push_back(view_for_reduce(staging.readable(in), opts.reduceOp, "reduce_scatter"));
+    }
+    return make(c10d::OpType::REDUCE_SCATTER,
+                {group_->ireduce_scatter(ins, out, reduce_op_of(opts.reduceOp))}, outputs,
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
+    check_same_type(output, input, "_reduce_scatter_base");
+    TORCH_CHECK(input.numel() == output.numel() * size_,
+                "weft: _reduce_scatter_base input must hold world size x output elements");
+    Staging staging;
+    auto in = view_for_reduce(staging.readable(input), opts.reduceOp, "_reduce_scatter_base");
+    auto out = view_for_reduce(staging.writable(output), opts.reduceOp, "_reduce_scatter_base");
+    return make(c10d::OpType::_REDUCE_SCATTER_BASE,
+                {group_->ireduce_scatter(in, out, reduce_op_of(opts.reduceOp))}, {output},
+                std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits,
+                                               std::vector<int64_t>& input_splits,
+                                               const c10d::AllToAllOptions&) override {
+    check_same_type(output, input, "alltoall_base");
+    Staging staging;
+    auto in = view_for_move(staging.readable(input));
+    auto out = view_for_move(staging.writable(output));
+    auto to_units = [](const std::vector<int64_t>& splits, std::size_t unit, const char* what) {
+      std::vector<std::size_t> units;
+      for (int64_t s : splits) {
+        TORCH_CHECK(s >= 0, "weft: alltoall_base ", what, " split sizes must be >= 0");
+        units.push_back(static_cast<std::size_t>(s) * unit);
+      }
+      return units;
+    };
+    if (!output_splits.empty() || !input_splits.empty()) {
+      TORCH_CHECK(output_splits.empty() || output_splits.size() == std::size_t(size_),
+                  "weft: alltoall_base needs one output split size per rank");
+      TORCH_CHECK(input_splits.empty() || input_splits.size() == std::size_t(size_),
+                  "weft: alltoall_base needs one input split size per rank");
+    }
+    auto out_units = to_units(output_splits, units_per_row(output, out), "output");
+    auto in_units = to_units(input_splits, units_per_row(input, in), "input");
+    // weft takes "empty" as equal blocks on each side independently; torch allows one side
+    // given and the other empty (equal blocks on that side).
+    if (in_units.empty() != out_units.empty()) {
+      auto equal = [this](const BufferView& v) {
+        TORCH_CHECK(v.count() % size_ == 0,
+                    "weft: alltoall_base tensor size must divide by the group size");
+        return std::vector<std::size_t>(size_, v.count() / size_);
+      };
+      if (in_units.empty()) in_units = equal(in);
+      if (out_units.empty()) out_units = equal(out);
+    }
+    return make(c10d::OpType::ALLTOALL_BASE, {group_->iall_to_all(in, out, in_units, out_units)},
+                {output}, std::move(staging));
+  }
+
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions&) override {
+    check_list_size(outputs, "alltoall output list");
+    check_list_size(inputs, "alltoall input list");
+    Staging staging;
+    std::vector<ConstBufferView> ins;
+    std::vector<BufferView> outs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      check_same_type(outputs[i], inputs[0], "alltoall");
+      check_same_type(inputs[i], inputs[0], "alltoall");
+      ins.push_back(view_for_move(staging.readable(inputs[i])));
+      outs.push_back(view_for_move(staging.writable(outputs[i])));
+    }
+    return make(c10d::OpType::ALLTOALL, {group_->iall_to_all(ins, outs)}, outputs,
+                std::move(staging));
+  }
+
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool /*wait_all_ranks*/) override {
+    auto work = group_->ibarrier();
+    if (opts.timeout.count() > 0) {
+      work->wait(opts.timeout);
+    } else {
+      work->wait(std::nullopt);
+    }
+  }
+
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override {
+    const at::Tensor& tensor = single(tensors, "send");
+    check_peer(dst, "send");
+    Staging staging;
+    auto view = view_for_move(staging.readable(tensor));
+    return make(c10d::OpType::SEND, {group_->isend(view, dst, tag)}, tensors, std::move(staging),
+                nullptr, /*collective=*/false);
+  }
+
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override {
+    const at::Tensor& tensor = single(tensors, "recv");
+    check_peer(src, "recv");
+    Staging staging;
+    auto view = view_for_move(staging.writable(tensor));
+    return make(c10d::OpType::RECV, {group_->irecv(view, src, tag)}, tensors, std::move(staging),
+                nullptr, /*collective=*/false);
+  }
+
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override {
+    const at::Tensor& tensor = single(tensors, "recvAnysource");
+    Staging staging;
+    auto view = view_for_move(staging.writable(tensor));
+    return make(c10d::OpType::RECVANYSOURCE, {group_->irecv(view, weft::kAnySource, tag)}, tensors,
+                std::move(staging), nullptr, /*collective=*/false);
+  }
+
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions&) override {
+    return make(c10d::OpType::BARRIER, {group_->ibarrier()}, {}, Staging());
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> make(c10d::OpType type,
+                                      std::vector<std::shared_ptr<weft::Work>> works,
+                                      std::vector<at::Tensor> outputs, Staging staging,
+                                      std::function<void()> after = nullptr,
+                                      bool collective = true) {
+    if (collective) ++seq_;
+    return c10::make_intrusive<WeftWork>(rank_, type, group_, std::move(works), std::move(outputs),
+                                         std::move(staging), std::move(after));
+  }
+
+  const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op) const {
+    TORCH_CHECK(tensors.size() == 1, "weft: ", op, " takes exactly one tensor per call (got ",
+                tensors.size(), ")");
+    return tensors[0];
+  }
+  void check_root(int64_t root, const char* op) const {
+    TORCH_CHECK(root >= 0 && root < size_, "weft: ", op, ": invalid root rank ", root,
+                " for a group of size ", size_);
+  }
+  void check_peer(int peer, const char* op) const {
+    TORCH_CHECK(peer >= 0 && peer < size_, "weft: ", op, ": invalid peer rank ", peer,
+                " for a group of size ", size_);
+  }
+  void check_list_size(const std::vector<at::Tensor>& list, const char* what) const {
+    TORCH_CHECK(list.size() == static_cast<std::size_t>(size_), "weft: ", what, " must hold ",
+                size_, " tensors (got ", list.size(), ")");
+  }
+  static void check_same_type(const at::Tensor& a, const at::Tensor& b, const char* op) {
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "weft: ", op,
+                ": tensors must all have the same dtype (", a.scalar_type(), " vs ",
+                b.scalar_type(), ")");
+  }
+
+  std::shared_ptr<weft::ProcessGroup> group_;
+  std::atomic<uint64_t> seq_{0};
+};
+
+c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Store>& store,
+                                              int rank, int size, double timeout_seconds,
+                                              const std::string& group_name) {
+  weft::InitOptions options;
+  options.store = std::make_shared<TorchStore>(store);
+  options.rank = rank;
+  options.world_size = size;
+  if (timeout_seconds > 0) {
+    options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000.0));
+  }
+  options.group_name = group_name.empty() ? "default" : group_name;
+  std::shared_ptr<weft::ProcessGroup> group = weft::init_process_group(options);
+  return c10::make_intrusive<ProcessGroupWeft>(std::move(group), rank, size);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_weft_torch, m) {
+  m.doc() =
+      "weft as a torch.distributed backend (torch 1.13 c10d::ProcessGroup); "
+      "use `import weft.torch`.";
+  m.attr("__version__") = weft::version_string();
+  m.attr("BACKEND_NAME") = kBackendName;
+  m.def("create", &create, py::arg("store"), py::arg("rank"), py::arg("size"),
+        py::arg("timeout_seconds"), py::arg("group_name") = "",
+        py::call_guard<py::gil_scoped_release>(),
+        "Rendezvous over torch's store and return the c10d ProcessGroup (torch's creator).");
+  m.def(
+      "is_weft_group",
+      [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+        return dynamic_cast<ProcessGroupWeft*>(pg.get()) != nullptr;
+      },
+      py::arg("process_group"));
+}
+
+}  // namespace weft::torch_backend
