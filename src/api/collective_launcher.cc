@@ -41,10 +41,11 @@ std::shared_ptr<Work> launch(const std::shared_ptr<core::Communicator>& comm,
   // must never hold the last reference (it would join itself).
   core::Communicator* raw = comm.get();
   std::weak_ptr<core::Communicator> weak = comm;
-  auto work = std::make_shared<core::CollectiveWork>(
-      comm->timeout(), [weak](std::shared_ptr<const Error> error) {
-        if (auto alive = weak.lock()) alive->fail_collectives(std::move(error));
-      });
+  auto work = std::make_shared<core::CollectiveWork>(comm->timeout(),
+                                                     [weak](std::shared_ptr<const Error> error) {
+                                                       if (auto alive = weak.lock())
+                                                         alive->fail_collectives(std::move(error));
+                                                     });
   comm->queue().submit([raw, launch = std::move(launch), seq, work] {
     try {
       run(*raw, launch, seq);

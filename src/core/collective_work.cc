@@ -11,8 +11,8 @@ void CollectiveWork::wait(std::optional<std::chrono::milliseconds> timeout) {
   auto limit = timeout ? *timeout : timeout_ + std::chrono::milliseconds(5000);
   if (!done_changed_.wait_until(lock, util::deadline_after(limit), [this] { return done_; })) {
     auto error = std::make_shared<const Error>(
-        ErrorCode::kTimeout, "the collective did not finish within " +
-                                 std::to_string(limit.count()) + " ms of waiting");
+        ErrorCode::kTimeout,
+        "the collective did not finish within " + std::to_string(limit.count()) + " ms of waiting");
     // The collective still uses the caller's buffers: fail it, and wait (briefly) until it
     // has let go of them before the caller gets control back.
     lock.unlock();
