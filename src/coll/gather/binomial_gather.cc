@@ -4,23 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "coll/outstanding_requests.h"
 #include "coll/patterns/binomial_tree.h"
 #include "weft/error.h"
 
 namespace weft::coll {
-
-namespace {
-
-// Settles requests already posted when posting a later one throws, so that no transfer
-// outlives the scratch buffer it uses; the exception in flight stays the cause.
-void settle(CollectiveCall& call, const std::vector<core::RequestPtr>& requests) noexcept {
-  try {
-    call.wait_all(requests);
-  } catch (...) {  // NOLINT(bugprone-empty-catch)
-  }
-}
-
-}  // namespace
 
 void binomial_gather(CollectiveCall& call, const void* input, void* output,
                      const std::vector<std::size_t>& byte_counts, int root) {
@@ -47,24 +35,22 @@ void binomial_gather(CollectiveCall& call, const void* input, void* output,
     }
     std::unique_ptr<unsigned char[]> wrapped;  // the child range that runs past rank p - 1
     const patterns::BinomialTree::Node* wrapped_child = nullptr;
-    std::vector<core::RequestPtr> requests;
-    try {
-      for (const auto& child : tree.children) {
-        const std::size_t length = range_bytes(child);
-        if (length == 0) continue;
-        if (child.rank + child.extent <= p) {
-          requests.push_back(call.irecv(child.rank, 0, out + offsets[child.rank], length));
-        } else {
-          wrapped.reset(new unsigned char[length]);
-          wrapped_child = &child;
-          requests.push_back(call.irecv(child.rank, 0, wrapped.get(), length));
-        }
+    // Only one child range can wrap, so `wrapped` is allocated at most once, before any
+    // receive into it is posted.
+    for (const auto& child : tree.children) {
+      if (range_bytes(child) > 0 && child.rank + child.extent > p) {
+        wrapped.reset(new unsigned char[range_bytes(child)]);
+        wrapped_child = &child;
       }
-    } catch (...) {
-      settle(call, requests);
-      throw;
     }
-    call.wait_all(requests);
+    OutstandingRequests pending(call);  // after the buffers its receives fill
+    for (const auto& child : tree.children) {
+      const std::size_t length = range_bytes(child);
+      if (length == 0) continue;
+      void* into = &child == wrapped_child ? wrapped.get() : out + offsets[child.rank];
+      pending.add(call.irecv(child.rank, 0, into, length));
+    }
+    pending.wait_all();
     if (wrapped_child != nullptr) {
       const std::size_t head = offsets[p] - offsets[wrapped_child->rank];
       std::memcpy(out + offsets[wrapped_child->rank], wrapped.get(), head);
@@ -81,19 +67,13 @@ void binomial_gather(CollectiveCall& call, const void* input, void* output,
   std::unique_ptr<unsigned char[]> range(new unsigned char[mine > 0 ? mine : 1]);
   if (byte_counts[rank] > 0) std::memcpy(range.get(), input, byte_counts[rank]);
   const std::size_t base = relative[tree.self.relative];
-  std::vector<core::RequestPtr> requests;
-  try {
-    for (const auto& child : tree.children) {
-      const std::size_t length = range_bytes(child);
-      if (length == 0) continue;
-      requests.push_back(
-          call.irecv(child.rank, 0, range.get() + relative[child.relative] - base, length));
-    }
-  } catch (...) {
-    settle(call, requests);
-    throw;
+  OutstandingRequests pending(call);
+  for (const auto& child : tree.children) {
+    const std::size_t length = range_bytes(child);
+    if (length == 0) continue;
+    pending.add(call.irecv(child.rank, 0, range.get() + relative[child.relative] - base, length));
   }
-  call.wait_all(requests);
+  pending.wait_all();
   if (mine > 0) call.send(tree.parent.rank, 0, range.get(), mine);
 }
 

@@ -4,23 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "coll/outstanding_requests.h"
 #include "coll/patterns/binomial_tree.h"
 #include "weft/error.h"
 
 namespace weft::coll {
-
-namespace {
-
-// Settles requests already posted when posting a later one throws, so that no transfer
-// outlives the scratch buffer it uses; the exception in flight stays the cause.
-void settle(CollectiveCall& call, const std::vector<core::RequestPtr>& requests) noexcept {
-  try {
-    call.wait_all(requests);
-  } catch (...) {  // NOLINT(bugprone-empty-catch)
-  }
-}
-
-}  // namespace
 
 void binomial_scatter(CollectiveCall& call, const void* input, void* output,
                       const std::vector<std::size_t>& byte_counts, int root) {
@@ -42,32 +30,28 @@ void binomial_scatter(CollectiveCall& call, const void* input, void* output,
   auto* out = static_cast<unsigned char*>(output);
 
   std::unique_ptr<unsigned char[]> scratch;
-  std::vector<core::RequestPtr> requests;
+  OutstandingRequests pending(call);  // after `scratch`, whose sends it settles
   if (tree.is_root()) {
     const auto* in = static_cast<const unsigned char*>(input);
-    try {
-      for (const auto& child : tree.children) {
-        const std::size_t length = range_bytes(child);
-        if (length == 0) continue;
-        if (child.rank + child.extent <= p) {
-          requests.push_back(call.isend(child.rank, 0, in + offsets[child.rank], length));
-        } else {
-          // Ranks child.rank .. p-1, then 0 ..: pack the two pieces in relative order.
-          scratch.reset(new unsigned char[length]);
-          const std::size_t head = offsets[p] - offsets[child.rank];
-          std::memcpy(scratch.get(), in + offsets[child.rank], head);
-          std::memcpy(scratch.get() + head, in, length - head);
-          requests.push_back(call.isend(child.rank, 0, scratch.get(), length));
-        }
+    for (const auto& child : tree.children) {
+      const std::size_t length = range_bytes(child);
+      if (length == 0) continue;
+      if (child.rank + child.extent <= p) {
+        pending.add(call.isend(child.rank, 0, in + offsets[child.rank], length));
+      } else {
+        // Ranks child.rank .. p-1, then 0 ..: pack the two pieces in relative order. Only one
+        // child range can wrap, so `scratch` is filled once.
+        scratch.reset(new unsigned char[length]);
+        const std::size_t head = offsets[p] - offsets[child.rank];
+        std::memcpy(scratch.get(), in + offsets[child.rank], head);
+        std::memcpy(scratch.get() + head, in, length - head);
+        pending.add(call.isend(child.rank, 0, scratch.get(), length));
       }
-    } catch (...) {
-      settle(call, requests);
-      throw;
     }
     if (byte_counts[rank] > 0 && out != in + offsets[rank]) {
       std::memcpy(out, in + offsets[rank], byte_counts[rank]);
     }
-    call.wait_all(requests);
+    pending.wait_all();
     return;
   }
 
@@ -79,19 +63,13 @@ void binomial_scatter(CollectiveCall& call, const void* input, void* output,
   scratch.reset(new unsigned char[mine > 0 ? mine : 1]);
   if (mine > 0) call.recv(tree.parent.rank, 0, scratch.get(), mine);
   const std::size_t base = relative[tree.self.relative];
-  try {
-    for (const auto& child : tree.children) {
-      const std::size_t length = range_bytes(child);
-      if (length == 0) continue;
-      requests.push_back(
-          call.isend(child.rank, 0, scratch.get() + relative[child.relative] - base, length));
-    }
-  } catch (...) {
-    settle(call, requests);
-    throw;
+  for (const auto& child : tree.children) {
+    const std::size_t length = range_bytes(child);
+    if (length == 0) continue;
+    pending.add(call.isend(child.rank, 0, scratch.get() + relative[child.relative] - base, length));
   }
   if (byte_counts[rank] > 0) std::memcpy(out, scratch.get(), byte_counts[rank]);
-  call.wait_all(requests);
+  pending.wait_all();
 }
 
 }  // namespace weft::coll
