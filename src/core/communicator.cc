@@ -79,7 +79,8 @@ ErrorContext Communicator::context_for(const OpInfo& info) const {
 
 void Communicator::wait(transport::Request& request, const OpInfo& info,
                         std::chrono::steady_clock::time_point deadline) {
-  if (!request.wait(deadline, world_->spin_us())) {
+  transport::Transport& transport = world_->transport();
+  if (!request.wait(deadline, world_->spin_us(), [&] { transport.poll(request); })) {
     std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
     std::string what = request.kind == transport::Request::Kind::kRecv

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "transport/frame_header.h"
@@ -58,8 +59,11 @@ class Request {
   // Valid once failed().
   const std::shared_ptr<const Error>& error() const { return error_; }
 
-  // Waits until done or the deadline; returns done(). Spins up to spin_us first.
-  bool wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us);
+  // Waits until done or the deadline; returns done(). For up to spin_us it first polls: calls
+  // poll (which may move this request along on the calling thread) and yields between checks;
+  // then it sleeps on a futex.
+  bool wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us,
+            const std::function<void()>& poll = {});
 
   // Called by the transport, once.
   void complete();

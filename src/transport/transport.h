@@ -41,6 +41,10 @@ class Transport {
   virtual void post_recv(const RequestPtr& request) = 0;
   // True when the request was still pending and will now never complete.
   virtual bool cancel(Request& request, std::shared_ptr<const Error> reason) = 0;
+  // Moves the request along on the calling thread if that can be done without blocking (reads
+  // what its peer has sent, writes what is queued), so that a thread waiting for it does not
+  // have to be woken by the transport's own thread. Never blocks; may do nothing.
+  virtual void poll(Request& request) = 0;
 
   virtual void abort_context(uint64_t context, std::shared_ptr<const Error> reason) = 0;
   virtual void set_listener(TransportListener listener) = 0;

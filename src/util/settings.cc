@@ -29,7 +29,7 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_ALGO", SettingType::kString, "", "",
        "Forces a collective algorithm by name (see docs/algorithms.md). Empty: the selector "
        "decides."},
-      {"WEFT_SPIN_US", SettingType::kInt, "20", "",
+      {"WEFT_SPIN_US", SettingType::kInt, "50", "",
        "Microseconds a waiting thread spins before it sleeps. 0 sleeps at once."},
       {"WEFT_REDUCE_ISA", SettingType::kString, "", "",
        "Forces the reduction kernels' instruction set: scalar, avx2 or avx512 (for tests and "

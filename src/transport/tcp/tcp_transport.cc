@@ -921,6 +921,30 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
   return false;
 }
 
+void TcpTransport::poll(Request& request) {
+  if (request.done() || request.peer < 0 || request.peer == options_.rank) return;
+  TcpConnection* connection = peers_[request.peer]->sender.load(std::memory_order_acquire);
+  if (!connection || connection->state != ConnectionState::kReady) return;
+  if (request.kind == Request::Kind::kSend) {
+    std::unique_lock lock(connection->send_mutex, std::try_to_lock);
+    if (!lock || !connection->ready || connection->broken || connection->queue.empty()) return;
+    int error = 0;
+    if (!connection->flush_locked(&error)) connection->broken = true;  // the loop reports it
+    return;
+  }
+  // The message usually arrives on the connection we send on; on another one (both ranks
+  // connected at once) the event loop delivers it.
+  std::unique_lock in_lock(connection->in_mutex, std::try_to_lock);
+  if (!in_lock || connection->state != ConnectionState::kReady) return;
+  std::string ignored;
+  try {
+    // A connection that ended is left to the event loop, which sees the same end of stream
+    // and is the only thread that handles a lost connection.
+    read_available(connection, &ignored);
+  } catch (const Error&) {
+  }
+}
+
 void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   std::list<RequestPtr> victims;
   {

@@ -57,6 +57,7 @@ class TcpTransport final : public Transport {
   void post_send(const RequestPtr& request) override;
   void post_recv(const RequestPtr& request) override;
   bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
+  void poll(Request& request) override;
   void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override;
   void set_listener(TransportListener listener) override;
   std::string peer_address(int peer) const override;
