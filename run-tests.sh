@@ -6,4 +6,9 @@ root=$(cd "$(dirname "$0")" && pwd)
 "$root/scripts/build.sh"
 build=${WEFT_BUILD_DIR:-$root/build}
 cd "$build"
-ctest --output-on-failure -j "${WEFT_TEST_JOBS:-2}" --timeout 600
+# WEFT_EXTENDED_TESTS=1 adds the slow extended tests (PyTorch's backend suite, ~3 minutes).
+extended=(-LE extended)
+if [ "${WEFT_EXTENDED_TESTS:-0}" = 1 ]; then
+  extended=()
+fi
+ctest --output-on-failure -j "${WEFT_TEST_JOBS:-2}" --timeout 1500 "${extended[@]}"
