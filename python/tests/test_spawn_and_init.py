@@ -104,10 +104,29 @@ def _torchrun(rank, n):
     return {}
 
 
+def _free_port_pair():
+    # Below the kernel's ephemeral range (32768+), so no outgoing connection of a concurrent
+    # test can take port + 1 between this check and its use.
+    import random
+    for _ in range(200):
+        port = random.randrange(20000, 32000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free pair of ports")
+
+
 @pytest.mark.parametrize("kwargs_fn", [_env, _tcp, _tcp_query, _file, _store, _torchrun],
                          ids=lambda f: f.__name__.strip("_"))
 def test_init_methods(kwargs_fn):
-    weft.spawn(_init_and_reduce, args=(3, kwargs_fn), nprocs=3, start_method="fork", timeout=60)
+    # torchrun's convention puts weft's store on MASTER_PORT + 1: both must be free.
+    port = _free_port_pair() if kwargs_fn is _torchrun else None
+    weft.spawn(_init_and_reduce, args=(3, kwargs_fn), nprocs=3, start_method="fork", timeout=60,
+               master_port=port)
 
 
 def test_store_methods():
