@@ -294,8 +294,8 @@ void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
   }
 }
 
-void TcpTransport::send_control(TcpConnection* connection, FrameKind kind, uint64_t context,
-                                uint64_t tag, const std::string& text) {
+OutboundFrame TcpTransport::control_frame(FrameKind kind, uint64_t context, uint64_t tag,
+                                          const std::string& text) const {
   FrameHeader header;
   header.kind = kind;
   header.source = static_cast<uint32_t>(options_.rank);
@@ -308,7 +308,12 @@ void TcpTransport::send_control(TcpConnection* connection, FrameKind kind, uint6
   encode(header, frame.header);
   frame.payload = frame.owned.data();
   frame.payload_bytes = frame.owned.size();
-  enqueue(connection, std::move(frame));
+  return frame;
+}
+
+void TcpTransport::send_control(TcpConnection* connection, FrameKind kind, uint64_t context,
+                                uint64_t tag, const std::string& text) {
+  enqueue(connection, control_frame(kind, context, tag, text));
 }
 
 void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t tag,
@@ -557,26 +562,23 @@ void TcpTransport::became_ready(TcpConnection* connection) {
   connection->state = ConnectionState::kReady;
   util::log_debug("rank " + std::to_string(options_.rank) + " connected with rank " +
                   std::to_string(connection->peer) + " (" + connection->address + ")");
-  std::vector<std::pair<int, std::string>> deaths;
+  // A peer we meet only now must still learn what we know: the deaths, and the contexts
+  // aborted, go ahead of anything else on this connection.
+  std::vector<OutboundFrame> news;
   {
     std::lock_guard lock(mutex_);
-    deaths = deaths_;
+    for (const auto& [peer, text] : deaths_) {
+      if (peer != connection->peer) {
+        news.push_back(control_frame(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), text));
+      }
+    }
+    for (const auto& [context, reason] : aborted_contexts_) {
+      news.push_back(control_frame(FrameKind::kContextAbort, context, 0, reason->message()));
+    }
   }
   std::lock_guard lock(connection->send_mutex);
-  // A peer we meet only now must still learn of the deaths we know: they go first.
-  for (auto it = deaths.rbegin(); it != deaths.rend(); ++it) {
-    if (it->first == connection->peer) continue;
-    FrameHeader header;
-    header.kind = FrameKind::kPeerFailed;
-    header.source = static_cast<uint32_t>(options_.rank);
-    header.tag = static_cast<uint64_t>(it->first);
-    OutboundFrame frame;
-    frame.owned.assign(it->second.begin(), it->second.end());
-    header.bytes = frame.owned.size();
-    encode(header, frame.header);
-    frame.payload = frame.owned.data();
-    frame.payload_bytes = frame.owned.size();
-    connection->queue.push_front(std::move(frame));
+  for (auto it = news.rbegin(); it != news.rend(); ++it) {
+    connection->queue.push_front(std::move(*it));
   }
   connection->ready = true;
   int error = 0;

@@ -79,6 +79,8 @@ class TcpTransport final : public Transport {
 
   // --- sending ---
   void enqueue(TcpConnection* connection, OutboundFrame frame);
+  OutboundFrame control_frame(FrameKind kind, uint64_t context, uint64_t tag,
+                              const std::string& text) const;
   void send_control(TcpConnection* connection, FrameKind kind, uint64_t context, uint64_t tag,
                     const std::string& text);
   void broadcast_control(FrameKind kind, uint64_t context, uint64_t tag, const std::string& text,
