@@ -266,18 +266,20 @@ void TcpTransport::watch(TcpConnection* connection, uint32_t events, bool add) {
 void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
   std::unique_lock lock(connection->send_mutex);
   if (connection->broken) {
-    lock.unlock();
-    if (frame.request) {
-      std::shared_ptr<const Error> error;
-      {
-        std::lock_guard state_lock(mutex_);
-        error = peers_[connection->peer]->failure;
-      }
-      frame.request->fail(error ? error
-                                : peer_error(connection->peer, ErrorCode::kPeerFailure,
-                                             "the connection to rank " +
-                                                 std::to_string(connection->peer) + " is broken"));
+    Peer& peer = *peers_[connection->peer];
+    if (!peer.failed.load()) {
+      // The failure is being handled right now (the connection was closed a moment ago): it
+      // will fail this frame's request with its real cause when it collects the queue.
+      connection->queue.push_back(std::move(frame));
+      return;
     }
+    lock.unlock();
+    std::shared_ptr<const Error> error;
+    {
+      std::lock_guard state_lock(mutex_);
+      error = peer.failure;
+    }
+    if (frame.request) frame.request->fail(error);
     return;
   }
   connection->queue.push_back(std::move(frame));
