@@ -73,7 +73,8 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
 
 std::string pick(const core::Communicator& comm, coll::Collective collective, std::size_t bytes,
                  const CollectiveOptions& options, bool equal_blocks = true) {
-  coll::SelectionInput input{collective, bytes, comm.size(), equal_blocks, options.algorithm};
+  coll::SelectionInput input{collective,        bytes, comm.size(), equal_blocks,
+                             options.algorithm, comm.single_host()};
   try {
     return coll::choose_algorithm(input);
   } catch (const Error& e) {

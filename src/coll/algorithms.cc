@@ -15,6 +15,8 @@
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
 #include "coll/scatter/binomial_scatter.h"
+#include "coll/selector.h"
+#include "coll/shm/shm_collectives.h"
 #include "weft/error.h"
 
 namespace weft::coll {
@@ -24,17 +26,48 @@ namespace {
   throw Error(ErrorCode::kInternal,
               std::string(collective) + ": no algorithm named '" + algorithm + "'");
 }
+// "shm" runs on the group's shared-memory window; without one (a member could not map it), the
+// algorithm the selector picks for a group spread over hosts. Every member reaches the same
+// answer: the window is agreed on by all.
+bool use_window(CollectiveCall& call, std::string& algorithm, Collective collective,
+                std::size_t bytes, bool equal_blocks = true) {
+  if (algorithm != "shm") return false;
+  if (call.window()) return true;
+  algorithm = choose_without_shared_memory(
+      SelectionInput{collective, bytes, call.size(), equal_blocks, "", false});
+  return false;
+}
+
+std::size_t sum(const std::vector<std::size_t>& sizes) {
+  std::size_t total = 0;
+  for (std::size_t size : sizes) total += size;
+  return total;
+}
+
+bool all_equal(const std::vector<std::size_t>& sizes) {
+  for (std::size_t size : sizes) {
+    if (size != sizes.front()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-void run_broadcast(const std::string& algorithm, CollectiveCall& call, void* data,
-                   std::size_t bytes, int root) {
+void run_broadcast(std::string algorithm, CollectiveCall& call, void* data, std::size_t bytes,
+                   int root) {
+  if (use_window(call, algorithm, Collective::kBroadcast, bytes)) {
+    return shm_broadcast(call, data, bytes, root);
+  }
   if (algorithm == "binomial") return binomial_broadcast(call, data, bytes, root);
   if (algorithm == "scatter_allgather") return scatter_allgather_broadcast(call, data, bytes, root);
   unknown("broadcast", algorithm);
 }
 
-void run_all_reduce(const std::string& algorithm, CollectiveCall& call, void* data,
-                    std::size_t count, DType dtype, ReduceOp op) {
+void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
+                    DType dtype, ReduceOp op) {
+  if (use_window(call, algorithm, Collective::kAllReduce, count * size_of(dtype))) {
+    return shm_all_reduce(call, data, count, dtype, op);
+  }
   if (algorithm == "ring") return ring_all_reduce(call, data, count, dtype, op);
   if (algorithm == "recursive_doubling") {
     return recursive_doubling_all_reduce(call, data, count, dtype, op);
@@ -44,14 +77,21 @@ void run_all_reduce(const std::string& algorithm, CollectiveCall& call, void* da
   unknown("all_reduce", algorithm);
 }
 
-void run_reduce(const std::string& algorithm, CollectiveCall& call, void* data, std::size_t count,
+void run_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root) {
+  if (use_window(call, algorithm, Collective::kReduce, count * size_of(dtype))) {
+    return shm_all_reduce(call, data, count, dtype, op, root);
+  }
   if (algorithm == "binomial") return binomial_reduce(call, data, count, dtype, op, root);
   unknown("reduce", algorithm);
 }
 
-void run_all_gather(const std::string& algorithm, CollectiveCall& call, const void* input,
-                    void* output, const std::vector<std::size_t>& byte_counts) {
+void run_all_gather(std::string algorithm, CollectiveCall& call, const void* input, void* output,
+                    const std::vector<std::size_t>& byte_counts) {
+  if (use_window(call, algorithm, Collective::kAllGather, sum(byte_counts),
+                 all_equal(byte_counts))) {
+    return shm_all_gather(call, input, output, byte_counts);
+  }
   if (algorithm == "ring") return ring_all_gather(call, input, output, byte_counts);
   if (algorithm == "bruck") return bruck_all_gather(call, input, output, byte_counts);
   unknown("all_gather", algorithm);
@@ -69,18 +109,25 @@ void run_scatter(const std::string& algorithm, CollectiveCall& call, const void*
   unknown("scatter", algorithm);
 }
 
-void run_reduce_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
+void run_reduce_scatter(std::string algorithm, CollectiveCall& call, const void* input,
                         void* output, const std::vector<std::size_t>& counts, DType dtype,
                         ReduceOp op) {
+  if (use_window(call, algorithm, Collective::kReduceScatter, sum(counts) * size_of(dtype))) {
+    return shm_reduce_scatter(call, input, output, counts, dtype, op);
+  }
   if (algorithm == "ring") return ring_reduce_scatter(call, input, output, counts, dtype, op);
   unknown("reduce_scatter", algorithm);
 }
 
-void run_all_to_all(const std::string& algorithm, CollectiveCall& call, const void* input,
+void run_all_to_all(std::string algorithm, CollectiveCall& call, const void* input,
                     const std::vector<std::size_t>& send_bytes,
                     const std::vector<std::size_t>& send_offsets, void* output,
                     const std::vector<std::size_t>& recv_bytes,
                     const std::vector<std::size_t>& recv_offsets) {
+  if (use_window(call, algorithm, Collective::kAllToAll, sum(send_bytes))) {
+    return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
+                          recv_offsets);
+  }
   if (algorithm == "pairwise") {
     return pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
                                recv_offsets);
@@ -88,7 +135,8 @@ void run_all_to_all(const std::string& algorithm, CollectiveCall& call, const vo
   unknown("all_to_all", algorithm);
 }
 
-void run_barrier(const std::string& algorithm, CollectiveCall& call) {
+void run_barrier(std::string algorithm, CollectiveCall& call) {
+  if (use_window(call, algorithm, Collective::kBarrier, 0)) return shm_barrier(call);
   if (algorithm == "dissemination") return dissemination_barrier(call);
   unknown("barrier", algorithm);
 }

@@ -12,27 +12,27 @@
 
 namespace weft::coll {
 
-void run_broadcast(const std::string& algorithm, CollectiveCall& call, void* data,
+void run_broadcast(std::string algorithm, CollectiveCall& call, void* data,
                    std::size_t bytes, int root);
-void run_all_reduce(const std::string& algorithm, CollectiveCall& call, void* data,
+void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data,
                     std::size_t count, DType dtype, ReduceOp op);
-void run_reduce(const std::string& algorithm, CollectiveCall& call, void* data, std::size_t count,
+void run_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root);
-void run_all_gather(const std::string& algorithm, CollectiveCall& call, const void* input,
+void run_all_gather(std::string algorithm, CollectiveCall& call, const void* input,
                     void* output, const std::vector<std::size_t>& byte_counts);
 void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
                 const std::vector<std::size_t>& byte_counts, int root);
 void run_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
                  void* output, const std::vector<std::size_t>& byte_counts, int root);
-void run_reduce_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
+void run_reduce_scatter(std::string algorithm, CollectiveCall& call, const void* input,
                         void* output, const std::vector<std::size_t>& counts, DType dtype,
                         ReduceOp op);
-void run_all_to_all(const std::string& algorithm, CollectiveCall& call, const void* input,
+void run_all_to_all(std::string algorithm, CollectiveCall& call, const void* input,
                     const std::vector<std::size_t>& send_bytes,
                     const std::vector<std::size_t>& send_offsets, void* output,
                     const std::vector<std::size_t>& recv_bytes,
                     const std::vector<std::size_t>& recv_offsets);
-void run_barrier(const std::string& algorithm, CollectiveCall& call);
+void run_barrier(std::string algorithm, CollectiveCall& call);
 void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
               std::size_t count, DType dtype, ReduceOp op, bool exclusive);
 

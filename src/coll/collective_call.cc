@@ -1,5 +1,7 @@
 #include "coll/collective_call.h"
 
+#include <algorithm>
+
 #include "weft/error.h"
 
 namespace weft::coll {
@@ -83,5 +85,31 @@ void CollectiveCall::send(int peer, uint32_t step, const void* data, std::size_t
 void CollectiveCall::recv(int peer, uint32_t step, void* data, std::size_t bytes) {
   wait(irecv(peer, step, data, bytes));
 }
+
+}  // namespace weft::coll
+
+namespace weft::coll {
+
+core::LocalWindow* CollectiveCall::window() {
+  if (!window_checked_) {
+    window_ = comm_.local_window(deadline_);
+    window_checked_ = true;
+  }
+  return window_;
+}
+
+std::size_t CollectiveCall::round_bytes() {
+  return std::min(window()->slot_bytes(), std::max<std::size_t>(segment_bytes_, 256));
+}
+
+uint8_t* CollectiveCall::round_slot() { return window()->my_slot(); }
+
+void CollectiveCall::finish_round() {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  comm_.complete_window_round(*window(), signature_, info, deadline_);
+}
+
+const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }
 
 }  // namespace weft::coll

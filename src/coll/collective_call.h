@@ -46,6 +46,19 @@ class CollectiveCall {
   void send(int peer, uint32_t step, const void* data, std::size_t bytes);
   void recv(int peer, uint32_t step, void* data, std::size_t bytes);
 
+  // --- same-host rounds (coll/shm; protocol in core/local_window.h) ---
+  // The group's shared-memory window, null when the group cannot have one.
+  core::LocalWindow* window();
+  // Bytes of my slot one round may use: the window's slot, or less when segment_bytes() is
+  // smaller (tests use that to run many rounds on small data).
+  std::size_t round_bytes();
+  // My slot of the next round.
+  uint8_t* round_slot();
+  // Arrives, waits for every member, checks that all run this call; throws the group's error.
+  void finish_round();
+  // A member's slot of the round just finished.
+  const uint8_t* member_slot(int rank);
+
  private:
   uint64_t tag(uint32_t step) const;
   core::OpInfo info_for(const core::Request& request) const;
@@ -56,6 +69,8 @@ class CollectiveCall {
   int64_t seq_;
   std::chrono::steady_clock::time_point deadline_;
   std::size_t segment_bytes_;
+  core::LocalWindow* window_ = nullptr;
+  bool window_checked_ = false;
 };
 
 }  // namespace weft::coll

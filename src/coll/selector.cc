@@ -51,7 +51,14 @@ std::string from_environment(Collective collective) {
   return "";
 }
 
+bool has_shared_memory_algorithm(Collective collective) {
+  return collective != Collective::kGather && collective != Collective::kScatter &&
+         collective != Collective::kScan;
+}
+
 std::string by_size(const SelectionInput& in) {
+  // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
+  if (in.single_host && has_shared_memory_algorithm(in.collective)) return "shm";
   switch (in.collective) {
     // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).
     case Collective::kAllReduce:
@@ -98,14 +105,15 @@ const char* name_of(Collective collective) {
 }
 
 const std::vector<std::string>& algorithms_of(Collective collective) {
-  static const std::vector<std::string> kBroadcast{"binomial", "scatter_allgather"};
+  static const std::vector<std::string> kBroadcast{"binomial", "scatter_allgather", "shm"};
   static const std::vector<std::string> kAllReduce{"ring", "recursive_doubling", "rabenseifner",
-                                                   "naive"};
+                                                   "naive", "shm"};
+  static const std::vector<std::string> kReduce{"binomial", "shm"};
   static const std::vector<std::string> kTree{"binomial"};
-  static const std::vector<std::string> kAllGather{"ring", "bruck"};
-  static const std::vector<std::string> kRing{"ring"};
-  static const std::vector<std::string> kPairwise{"pairwise"};
-  static const std::vector<std::string> kBarrier{"dissemination"};
+  static const std::vector<std::string> kAllGather{"ring", "bruck", "shm"};
+  static const std::vector<std::string> kRing{"ring", "shm"};
+  static const std::vector<std::string> kPairwise{"pairwise", "shm"};
+  static const std::vector<std::string> kBarrier{"dissemination", "shm"};
   static const std::vector<std::string> kScan{"recursive_doubling"};
   switch (collective) {
     case Collective::kBroadcast:
@@ -113,6 +121,7 @@ const std::vector<std::string>& algorithms_of(Collective collective) {
     case Collective::kAllReduce:
       return kAllReduce;
     case Collective::kReduce:
+      return kReduce;
     case Collective::kGather:
     case Collective::kScatter:
       return kTree;
@@ -142,6 +151,16 @@ std::string choose_algorithm(const SelectionInput& input) {
                 "all_gather algorithm 'bruck' needs equal sizes on every rank; use 'ring'");
   }
   return name.empty() ? by_size(input) : name;
+}
+
+}  // namespace weft::coll
+
+namespace weft::coll {
+
+std::string choose_without_shared_memory(const SelectionInput& input) {
+  SelectionInput spread = input;
+  spread.single_host = false;
+  return by_size(spread);
 }
 
 }  // namespace weft::coll

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/local_window.h"
 #include "core/op_queue.h"
 #include "core/op_signature.h"
 #include "core/world.h"
@@ -82,6 +83,18 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // cause, so that nobody waits for a partner that has given up.
   void fail_collectives(std::shared_ptr<const Error> cause);
 
+  // Whether every member runs on this host (host identities from the rendezvous) and shared
+  // memory is allowed (WEFT_TRANSPORT is not tcp): same-host algorithms may then be chosen.
+  bool single_host() const { return single_host_; }
+  // The group's shared-memory window, made at the first call (every member makes that call at
+  // the same collective); null when the group is not on one host or a member cannot map it.
+  LocalWindow* local_window(std::chrono::steady_clock::time_point deadline);
+  // One round of the window protocol (arrive, wait for every member, compare what they run),
+  // with failures as this group's errors: a mismatch names both calls, a member that exited
+  // or stalls is named. Throws after poisoning the window, so the other members stop too.
+  void complete_window_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
+                             std::chrono::steady_clock::time_point deadline);
+
   OpQueue& queue() { return queue_; }
   // Child groups' message contexts: the same on every member, different for every child.
   uint64_t next_child_context();
@@ -108,6 +121,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   mutable std::mutex mutex_;
   std::shared_ptr<const Error> aborted_;
   std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
+  bool single_host_ = false;
+  std::mutex window_mutex_;
+  bool window_opened_ = false;  // guarded by window_mutex_
+  std::unique_ptr<LocalWindow> window_;          // guarded by window_mutex_
+  std::atomic<LocalWindow*> open_window_{nullptr};  // for failure paths on other threads
   OpQueue queue_;  // last member: its worker joins before anything above is destroyed
 };
 

@@ -43,7 +43,10 @@ class World {
   const std::shared_ptr<Store>& store_ptr() const { return store_; }
   transport::Transport& transport() { return *transport_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
-  int64_t spin_us() const { return spin_us_; }
+  // The spin of waits on sockets: WEFT_SPIN_US, or 50 us when it is left to adapt.
+  int64_t spin_us() const { return spin_us_ < 0 ? 50 : spin_us_; }
+  // WEFT_SPIN_US as set; < 0 asks waits that can adapt their spin to do so.
+  int64_t configured_spin_us() const { return spin_us_; }
   const std::string& host_of(int rank) const { return hosts_[rank]; }
 
   // Communicators register to hear about failures that concern them; detach() waits until no

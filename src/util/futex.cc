@@ -20,20 +20,37 @@ void cpu_relax() {
 
 void yield_core() { sched_yield(); }
 
-void futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
-                std::chrono::steady_clock::time_point deadline) {
+namespace {
+
+void wait_on(std::atomic<uint32_t>& word, uint32_t expected,
+             std::chrono::steady_clock::time_point deadline, int operation) {
   auto left = deadline - std::chrono::steady_clock::now();
   if (left <= std::chrono::nanoseconds::zero()) return;
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
   timespec relative{static_cast<time_t>(nanos / 1'000'000'000),
                     static_cast<long>(nanos % 1'000'000'000)};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &relative,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), operation, expected, &relative, nullptr,
+          0);
 }
 
-void futex_wake_all(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
-          nullptr, 0);
+void wake_on(std::atomic<uint32_t>& word, int operation) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), operation, INT_MAX, nullptr, nullptr, 0);
 }
+
+}  // namespace
+
+void futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
+                std::chrono::steady_clock::time_point deadline) {
+  wait_on(word, expected, deadline, FUTEX_WAIT_PRIVATE);
+}
+
+void futex_wake_all(std::atomic<uint32_t>& word) { wake_on(word, FUTEX_WAKE_PRIVATE); }
+
+void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected,
+                       std::chrono::steady_clock::time_point deadline) {
+  wait_on(word, expected, deadline, FUTEX_WAIT);
+}
+
+void futex_wake_all_shared(std::atomic<uint32_t>& word) { wake_on(word, FUTEX_WAKE); }
 
 }  // namespace weft::util

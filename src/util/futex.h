@@ -1,4 +1,4 @@
-// A 32-bit word that threads (of one process) can sleep on: the blocking half of every
+// A 32-bit word that threads (of one process, or of several over shared memory) can sleep on: the blocking half of every
 // spin-then-block wait in weft.
 #pragma once
 
@@ -13,6 +13,10 @@ namespace weft::util {
 void futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
                 std::chrono::steady_clock::time_point deadline);
 void futex_wake_all(std::atomic<uint32_t>& word);
+// The same for a word in memory shared between processes (a MAP_SHARED mapping).
+void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected,
+                       std::chrono::steady_clock::time_point deadline);
+void futex_wake_all_shared(std::atomic<uint32_t>& word);
 
 // Spins (with a pause, then sched_yield) for up to spin_us microseconds until done() is true.
 // Returns whether it became true.

@@ -25,12 +25,14 @@ const std::vector<SettingSpec>& all_settings() {
        "host:port of a weft store already served by the launcher (weftrun sets it). Empty: "
        "rank 0 serves the store at MASTER_ADDR:MASTER_PORT."},
       {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp",
-       "Transport between ranks. auto picks the best per peer."},
+       "Transport between ranks. auto: shared memory between ranks of one host, TCP between "
+       "hosts; tcp: TCP only."},
       {"WEFT_ALGO", SettingType::kString, "", "",
        "Forces a collective algorithm by name (see docs/algorithms.md). Empty: the selector "
        "decides."},
-      {"WEFT_SPIN_US", SettingType::kInt, "50", "",
-       "Microseconds a waiting thread spins before it sleeps. 0 sleeps at once."},
+      {"WEFT_SPIN_US", SettingType::kInt, "-1", "",
+       "Microseconds a waiting thread spins before it sleeps. -1: 50 for waits on sockets, "
+       "adaptive for same-host waits. 0 sleeps at once."},
       {"WEFT_REDUCE_ISA", SettingType::kString, "", "",
        "Forces the reduction kernels' instruction set: scalar, avx2 or avx512 (for tests and "
        "comparisons). Empty: the best this CPU runs."},

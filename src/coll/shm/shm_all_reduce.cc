@@ -1,0 +1,85 @@
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "coll/shm/shm_collectives.h"
+#include "reduce/reduce_kernels.h"
+
+namespace weft::coll {
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+// Up to this many bytes over all members, each member reduces everything itself in one round.
+constexpr std::size_t kOneRoundLimit = 256 * 1024;
+
+std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// The caller scaled its own input for PREMUL_SUM; reduce_many would scale again.
+ReduceOp as_applied(ReduceOp op) { return op.kind == ReduceOp::kPremulSum ? ReduceOp::kSum : op; }
+
+// Member m's share of a piece of n elements: [begin, end).
+std::size_t share_begin(std::size_t n, int m, int p) { return n * m / p; }
+
+void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
+               int root) {
+  std::size_t bytes = count * size_of(dtype);
+  if (bytes) std::memcpy(call.round_slot(), data, bytes);
+  call.finish_round();
+  if (root >= 0 && call.rank() != root) return;
+  std::vector<const void*> inputs(call.size());
+  for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m);
+  reduce::reduce_many(dtype, op, data, inputs.data(), inputs.size(), count);
+}
+
+// Round k carries input piece k at the slot's start and, after it, this member's reduced share
+// of piece k-1 (reduced from everyone's round k-1 slots, which may be read until we arrive).
+void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
+               int root) {
+  const int p = call.size();
+  const int me = call.rank();
+  const std::size_t element = size_of(dtype);
+  const std::size_t budget = call.round_bytes();
+  // piece bytes (aligned) + a share (piece/p + 1 element) must fit the budget.
+  std::size_t piece =
+      std::max<std::size_t>(1, (budget - kAlign - element) * p / ((p + 1) * element));
+  const std::size_t pieces = (count + piece - 1) / piece;
+  const std::size_t share_offset = align_up(piece * element);
+  std::vector<const void*> inputs(p);
+  auto piece_length = [&](std::size_t k) { return std::min(piece, count - k * piece); };
+  for (std::size_t k = 0; k <= pieces; ++k) {
+    uint8_t* slot = call.round_slot();
+    if (k > 0) {
+      std::size_t n = piece_length(k - 1);
+      std::size_t begin = share_begin(n, me, p), end = share_begin(n, me + 1, p);
+      for (int m = 0; m < p; ++m) inputs[m] = call.member_slot(m) + begin * element;
+      reduce::reduce_many(dtype, op, slot + share_offset, inputs.data(), p, end - begin);
+    }
+    if (k < pieces) std::memcpy(slot, data + k * piece * element, piece_length(k) * element);
+    call.finish_round();
+    if (k == 0 || (root >= 0 && me != root)) continue;
+    std::size_t n = piece_length(k - 1);
+    uint8_t* out = data + (k - 1) * piece * element;
+    for (int m = 0; m < p; ++m) {
+      std::size_t begin = share_begin(n, m, p), end = share_begin(n, m + 1, p);
+      std::memcpy(out + begin * element, call.member_slot(m) + share_offset,
+                  (end - begin) * element);
+    }
+  }
+}
+
+}  // namespace
+
+void shm_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType dtype, ReduceOp op,
+                    int root) {
+  auto* bytes = static_cast<uint8_t*>(data);
+  std::size_t total = count * size_of(dtype);
+  // Zero elements still take one round, so that mismatched calls are still caught.
+  if (total * call.size() <= kOneRoundLimit && total <= call.round_bytes()) {
+    one_round(call, bytes, count, dtype, as_applied(op), root);
+  } else {
+    pipelined(call, bytes, count, dtype, as_applied(op), root);
+  }
+}
+
+}  // namespace weft::coll

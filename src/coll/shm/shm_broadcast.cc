@@ -1,0 +1,23 @@
+#include <algorithm>
+#include <cstring>
+
+#include "coll/shm/shm_collectives.h"
+
+namespace weft::coll {
+
+void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root) {
+  auto* buffer = static_cast<uint8_t*>(data);
+  const std::size_t piece = call.round_bytes();
+  const std::size_t rounds = std::max<std::size_t>(1, (bytes + piece - 1) / piece);
+  for (std::size_t k = 0; k < rounds; ++k) {
+    std::size_t offset = k * piece;
+    std::size_t length = std::min(piece, bytes - std::min(bytes, offset));
+    if (call.rank() == root && length) std::memcpy(call.round_slot(), buffer + offset, length);
+    call.finish_round();
+    if (call.rank() != root && length) {
+      std::memcpy(buffer + offset, call.member_slot(root), length);
+    }
+  }
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,44 @@
+#include <algorithm>
+#include <cstring>
+
+#include "coll/shm/shm_collectives.h"
+#include "reduce/reduce_kernels.h"
+
+namespace weft::coll {
+
+// Round k: region b of each member's slot holds piece k of its input block b; member b
+// reduces region b of every slot into piece k of its output.
+void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
+                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op) {
+  const int p = call.size();
+  const int me = call.rank();
+  const std::size_t element = size_of(dtype);
+  if (op.kind == ReduceOp::kPremulSum) op = ReduceOp::kSum;  // inputs arrive scaled
+  std::vector<std::size_t> offsets(p, 0);
+  for (int b = 1; b < p; ++b) offsets[b] = offsets[b - 1] + counts[b - 1];
+  const std::size_t region = std::max<std::size_t>(1, call.round_bytes() / p / element);
+  const std::size_t largest = *std::max_element(counts.begin(), counts.end());
+  const std::size_t rounds = std::max<std::size_t>(1, (largest + region - 1) / region);
+  auto length_of = [&](int b, std::size_t k) {
+    return std::min(region, counts[b] - std::min(counts[b], k * region));
+  };
+  const auto* in = static_cast<const uint8_t*>(input);
+  auto* out = static_cast<uint8_t*>(output);
+  std::vector<const void*> sources(p);
+  for (std::size_t k = 0; k < rounds; ++k) {
+    uint8_t* slot = call.round_slot();
+    for (int b = 0; b < p; ++b) {
+      if (std::size_t n = length_of(b, k)) {
+        std::memcpy(slot + b * region * element, in + (offsets[b] + k * region) * element,
+                    n * element);
+      }
+    }
+    call.finish_round();
+    std::size_t n = length_of(me, k);
+    if (!n) continue;
+    for (int m = 0; m < p; ++m) sources[m] = call.member_slot(m) + me * region * element;
+    reduce::reduce_many(dtype, op, out + k * region * element, sources.data(), p, n);
+  }
+}
+
+}  // namespace weft::coll

@@ -1,0 +1,288 @@
+#include "core/local_window.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "util/futex.h"
+#include "util/log.h"
+#include "weft/error.h"
+
+namespace weft::core {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x574d4853;  // "SHMW"
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kReasonBytes = 1024;
+// A sleeping waiter wakes this often to look for exits, aborts and poison.
+constexpr auto kCheckInterval = std::chrono::milliseconds(10);
+// Bounds of the adaptive spin (microseconds).
+constexpr int64_t kMinSpinUs = 2;
+constexpr int64_t kMaxSpinUs = 500;
+constexpr int64_t kInitialSpinUs = 50;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+// Round numbers wrap; compare them as a window of 2^31.
+bool reached(uint32_t have, uint32_t want) { return static_cast<int32_t>(have - want) >= 0; }
+
+std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+struct LocalWindow::Header {
+  uint32_t magic;
+  uint32_t members;
+  uint64_t slot_bytes;
+  std::atomic<uint32_t> poisoned;  // 0, or 1 + the rank that poisoned it first
+  char reason[kReasonBytes];
+};
+
+struct alignas(128) LocalWindow::Control {
+  std::atomic<uint32_t> round;
+  std::atomic<uint32_t> sleepers;
+  int32_t pid;
+  RoundStamp stamps[2];  // by round parity
+};
+
+
+LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
+                         std::size_t slot_bytes, int64_t spin_us)
+    : segment_(std::move(segment)),
+      rank_(rank),
+      members_(members),
+      slot_bytes_(slot_bytes),
+      controls_offset_(round_up(sizeof(Header), kPage)),
+      slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
+      fixed_spin_(spin_us >= 0),
+      spin_us_(spin_us >= 0 ? spin_us : kInitialSpinUs) {}
+
+LocalWindow::~LocalWindow() = default;
+
+LocalWindow::Header& LocalWindow::header() const {
+  return *static_cast<Header*>(segment_.base());
+}
+
+LocalWindow::Control& LocalWindow::control(int member) const {
+  auto* base = static_cast<uint8_t*>(segment_.base()) + controls_offset_;
+  return reinterpret_cast<Control*>(base)[member];
+}
+
+uint8_t* LocalWindow::slot_of(int member, uint32_t round) const {
+  auto* base = static_cast<uint8_t*>(segment_.base()) + slots_offset_;
+  return base + (static_cast<std::size_t>(member) * 2 + (round & 1)) * slot_bytes_;
+}
+
+std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options) {
+  std::size_t slot_bytes = round_up(std::max<std::size_t>(options.slot_bytes, kPage), kPage);
+  std::size_t total = round_up(sizeof(Header), kPage) +
+                      round_up(options.members * sizeof(Control), kPage) +
+                      static_cast<std::size_t>(options.members) * 2 * slot_bytes;
+  Store& store = *options.store;
+  const std::string segment_key = options.key_prefix + "segment";
+  std::string problem;
+  transport::SharedSegment segment;
+
+  if (options.rank == 0) {
+    try {
+      segment = transport::SharedSegment::create("weft-" + options.group_name, total);
+      auto* header = new (segment.base()) Header{};
+      header->magic = kMagic;
+      header->members = static_cast<uint32_t>(options.members);
+      header->slot_bytes = slot_bytes;
+      for (int m = 0; m < options.members; ++m) {
+        new (static_cast<uint8_t*>(segment.base()) + round_up(sizeof(Header), kPage) +
+             m * sizeof(Control)) Control{};
+      }
+      store.set(segment_key, to_bytes(std::to_string(getpid()) + " " +
+                                      std::to_string(segment.fd()) + " " + std::to_string(total)));
+    } catch (const Error& e) {
+      problem = e.message();
+      store.set(segment_key, to_bytes("!" + problem));
+    }
+  } else {
+    store.wait({segment_key}, time_left(options.deadline));
+    std::string value = to_string(store.get(segment_key));
+    if (!value.empty() && value[0] == '!') {
+      problem = "rank 0 could not make the segment: " + value.substr(1);
+    } else {
+      long pid = 0, fd = -1;
+      std::size_t bytes = 0;
+      std::istringstream(value) >> pid >> fd >> bytes;
+      try {
+        if (bytes != total) {
+          throw Error(ErrorCode::kInternal, "segment of " + std::to_string(bytes) +
+                                                " bytes, expected " + std::to_string(total));
+        }
+        segment = transport::SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd),
+                                                   total);
+        const Header& header = *static_cast<const Header*>(segment.base());
+        if (header.magic != kMagic || header.members != static_cast<uint32_t>(options.members)) {
+          throw Error(ErrorCode::kInternal, "the segment does not describe this group");
+        }
+      } catch (const Error& e) {
+        problem = e.message();
+      }
+    }
+  }
+
+  std::unique_ptr<LocalWindow> window;
+  if (problem.empty()) {
+    window.reset(new LocalWindow(std::move(segment), options.rank, options.members, slot_bytes,
+                                 options.spin_us));
+    window->control(options.rank).pid = static_cast<int32_t>(getpid());
+  }
+  // Every member says whether it is in; everybody uses the window only if all are.
+  store.set(options.key_prefix + "ready/" + std::to_string(options.rank),
+            to_bytes(problem.empty() ? "ok" : problem));
+  std::vector<std::string> keys;
+  for (int m = 0; m < options.members; ++m) {
+    keys.push_back(options.key_prefix + "ready/" + std::to_string(m));
+  }
+  store.wait(keys, time_left(options.deadline));
+  std::vector<Bytes> answers = store.multi_get(keys);
+  for (int m = 0; m < options.members; ++m) {
+    std::string answer = to_string(answers[m]);
+    if (answer != "ok") {
+      util::log_info("group '" + options.group_name + "': no shared memory (rank " +
+                     std::to_string(m) + ": " + answer + "); same-host collectives use TCP");
+      return nullptr;
+    }
+  }
+  // Everyone has mapped it: the owner's descriptor has done its job.
+  window->segment_.close_fd();
+  for (int m = 0; m < options.members; ++m) {
+    window->watches_.emplace_back(m == options.rank ? 0 : window->control(m).pid);
+  }
+  util::log_info("group '" + options.group_name + "': shared-memory window, " +
+                 std::to_string(options.members) + " members, " +
+                 std::to_string(slot_bytes >> 10) + " KiB slots");
+  return window;
+}
+
+uint8_t* LocalWindow::my_slot() { return slot_of(rank_, round_ + 1); }
+
+const uint8_t* LocalWindow::slot(int member) const { return slot_of(member, round_); }
+
+void LocalWindow::arrive(const RoundStamp& stamp) {
+  uint32_t round = round_ + 1;
+  Control& mine = control(rank_);
+  mine.stamps[round & 1] = stamp;
+  mine.round.store(round, std::memory_order_seq_cst);
+  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(mine.round);
+}
+
+WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
+                                 const std::function<bool()>& interrupted) {
+  uint32_t round = round_ + 1;
+  WaitResult result;
+  for (int m = 0; m < members_; ++m) {
+    if (m == rank_) continue;
+    if (!wait_for(m, round, deadline, interrupted, &result)) {
+      if (result.outcome == WaitOutcome::kTimeout) {
+        for (int other = 0; other < members_; ++other) {
+          if (other != rank_ &&
+              !reached(control(other).round.load(std::memory_order_acquire), round)) {
+            result.members.push_back(other);
+          }
+        }
+      }
+      return result;
+    }
+  }
+  round_ = round;
+  return result;
+}
+
+bool LocalWindow::wait_for(int member, uint32_t round,
+                           std::chrono::steady_clock::time_point deadline,
+                           const std::function<bool()>& interrupted, WaitResult* result) {
+  Control& theirs = control(member);
+  auto arrived = [&] { return reached(theirs.round.load(std::memory_order_acquire), round); };
+  if (arrived()) return true;
+  bool spun = util::spin_until(arrived, spin_us_);
+  adapt_spin(spun);
+  if (spun) return true;
+  for (;;) {
+    if (arrived()) return true;
+    uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
+    if (poisoned) {
+      result->outcome = WaitOutcome::kPoisoned;
+      result->members = {static_cast<int>(poisoned & 0x7fffffffu) - 1};
+      return false;
+    }
+    if (interrupted && interrupted()) {
+      result->outcome = WaitOutcome::kInterrupted;
+      return false;
+    }
+    if (watches_[member].exited()) {
+      result->outcome = WaitOutcome::kMemberExited;
+      result->members = {member};
+      return false;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      result->outcome = WaitOutcome::kTimeout;
+      return false;
+    }
+    theirs.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    uint32_t seen = theirs.round.load(std::memory_order_seq_cst);
+    if (!reached(seen, round)) {
+      util::futex_wait_shared(theirs.round, seen, std::min(deadline, now + kCheckInterval));
+    }
+    theirs.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+void LocalWindow::adapt_spin(bool spin_was_enough) {
+  // Spinning pays when the partner comes within the spin; otherwise it only steals the core
+  // that the partner (ranks outnumbering cores) may need.
+  if (fixed_spin_) return;
+  spin_us_ = spin_was_enough ? std::min(kMaxSpinUs, spin_us_ * 2)
+                             : std::max(kMinSpinUs, spin_us_ / 2);
+}
+
+int LocalWindow::find_other_stamp(RoundStamp* theirs) const {
+  const RoundStamp& mine = control(rank_).stamps[round_ & 1];
+  for (int m = 0; m < members_; ++m) {
+    const RoundStamp& stamp = control(m).stamps[round_ & 1];
+    if (stamp.seq != mine.seq || !(stamp.signature == mine.signature)) {
+      *theirs = stamp;
+      return m;
+    }
+  }
+  return -1;
+}
+
+void LocalWindow::poison(const std::string& reason) {
+  uint32_t expected = 0;
+  Header& h = header();
+  // Only the first failure writes its reason; later ones are usually its consequences.
+  if (h.poisoned.load(std::memory_order_acquire) == 0) {
+    std::string text = "rank " + std::to_string(rank_) + ": " + reason;
+    std::size_t n = std::min(text.size(), kReasonBytes - 1);
+    char staged[kReasonBytes] = {};
+    std::memcpy(staged, text.data(), n);
+    if (h.poisoned.compare_exchange_strong(expected, static_cast<uint32_t>(rank_ + 1) | 0x80000000u,
+                                           std::memory_order_acq_rel)) {
+      std::memcpy(h.reason, staged, kReasonBytes);
+      h.poisoned.store(static_cast<uint32_t>(rank_ + 1), std::memory_order_release);
+    }
+  }
+  for (int m = 0; m < members_; ++m) util::futex_wake_all_shared(control(m).round);
+}
+
+std::string LocalWindow::poison_reason() const {
+  uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
+  if (poisoned == 0 || (poisoned & 0x80000000u)) return "";
+  return std::string(header().reason, strnlen(header().reason, kReasonBytes));
+}
+
+}  // namespace weft::core

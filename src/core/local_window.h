@@ -1,0 +1,118 @@
+// LocalWindow — a group's shared memory on one host, and the round protocol that same-host
+// collective algorithms use to exchange data through it.
+//
+// Layout (one memfd segment per group, made by group rank 0 at the group's first same-host
+// collective): a header, one control block per member (the round it has reached, the
+// signature and sequence number of the operation it runs, its pid) and two data slots per
+// member ("parities"), each slot_bytes long.
+//
+// Round protocol. The members step through numbered rounds together:
+//   1. write into my_slot() (my slot of this round's parity) — never into anyone else's;
+//   2. arrive(): publish that I reached the round, with the operation I am running;
+//   3. wait_all(): wait until every member reached it;
+//   4. read any member's slot(m) of this round, until I arrive at the next round.
+// Why a slot is never overwritten while someone reads it: a member writes parity r%2 again
+// only in round r+2, which it starts after every member arrived at round r+1, and a member
+// arrives at r+1 only after it finished reading round r.
+//
+// Waiting spins (yielding the core between checks), then sleeps on a futex in the member's
+// control block; the spin adapts to how waits ended unless WEFT_SPIN_US fixes it. A member
+// that exits (pidfd), a deadline, a poisoned window (some member failed and said so) or the
+// caller's `interrupted` check (the group was aborted) ends a wait with a reason instead.
+// Nothing outlives the processes: the segment is a memfd (see SharedSegment).
+// Thread-safety: one operation at a time per window (a group's collectives are serialised).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/frame_header.h"
+#include "transport/shm/process_watch.h"
+#include "transport/shm/shared_segment.h"
+#include "weft/store.h"
+
+namespace weft::core {
+
+struct LocalWindowOptions {
+  Store* store = nullptr;
+  std::string key_prefix;  // the group's own keys in the store
+  std::string group_name;
+  int rank = 0;
+  int members = 1;
+  std::size_t slot_bytes = 1u << 20;
+  std::chrono::steady_clock::time_point deadline;
+  int64_t spin_us = -1;  // < 0: adaptive
+};
+
+enum class WaitOutcome { kArrived, kTimeout, kMemberExited, kPoisoned, kInterrupted };
+
+struct WaitResult {
+  WaitOutcome outcome = WaitOutcome::kArrived;
+  std::vector<int> members;  // who exited, failed, or had not arrived
+};
+
+// What a member publishes with its arrival.
+struct RoundStamp {
+  transport::Signature signature;
+  int64_t seq = -1;
+};
+
+class LocalWindow {
+ public:
+  // Collective over the members (each calls it at the same collective). Returns null on every
+  // member when any of them cannot map the segment (all agree through the store), after
+  // logging why. Throws kTimeout when a member never comes.
+  static std::unique_ptr<LocalWindow> open(const LocalWindowOptions& options);
+  ~LocalWindow();
+
+  int rank() const { return rank_; }
+  int members() const { return members_; }
+  std::size_t slot_bytes() const { return slot_bytes_; }
+
+  uint8_t* my_slot();
+  void arrive(const RoundStamp& stamp);
+  WaitResult wait_all(std::chrono::steady_clock::time_point deadline,
+                      const std::function<bool()>& interrupted);
+  const uint8_t* slot(int member) const;
+  // A member that published another stamp than mine in the round just completed; -1 if none.
+  int find_other_stamp(RoundStamp* theirs) const;
+
+  // Tells every member that this one failed (their waits end with kPoisoned) and why.
+  void poison(const std::string& reason);
+  // "rank N: reason" of the first member that poisoned the window.
+  std::string poison_reason() const;
+
+ private:
+  struct Header;
+  struct Control;
+
+  LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
+              int64_t spin_us);
+  Header& header() const;
+  Control& control(int member) const;
+  uint8_t* slot_of(int member, uint32_t round) const;
+  // Waits for one member; false when the wait ended for another reason (result filled in).
+  bool wait_for(int member, uint32_t round, std::chrono::steady_clock::time_point deadline,
+                const std::function<bool()>& interrupted, WaitResult* result);
+  void adapt_spin(bool spin_was_enough);
+
+  transport::SharedSegment segment_;
+  int rank_;
+  int members_;
+  std::size_t slot_bytes_;
+  std::size_t controls_offset_;
+  std::size_t slots_offset_;
+  std::vector<transport::ProcessWatch> watches_;
+  uint32_t round_ = 0;  // the last round every member reached
+  bool fixed_spin_;
+  int64_t spin_us_;
+};
+
+}  // namespace weft::core
