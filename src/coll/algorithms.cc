@@ -32,7 +32,7 @@ namespace {
 bool use_window(CollectiveCall& call, std::string& algorithm, Collective collective,
                 std::size_t bytes, bool equal_blocks = true) {
   if (algorithm != "shm") return false;
-  if (call.window()) return true;
+  if (call.size() == 1 || call.window()) return true;
   algorithm = choose_without_shared_memory(
       SelectionInput{collective, bytes, call.size(), equal_blocks, "", false});
   return false;

@@ -20,9 +20,9 @@ constexpr std::size_t kReasonBytes = 1024;
 // A sleeping waiter wakes this often to look for exits, aborts and poison.
 constexpr auto kCheckInterval = std::chrono::milliseconds(10);
 // Bounds of the adaptive spin (microseconds).
-constexpr int64_t kMinSpinUs = 2;
-constexpr int64_t kMaxSpinUs = 500;
-constexpr int64_t kInitialSpinUs = 50;
+constexpr int64_t kMinSpinUs = 5;
+constexpr int64_t kMaxSpinUs = 1000;
+constexpr int64_t kInitialSpinUs = 100;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
@@ -207,11 +207,13 @@ bool LocalWindow::wait_for(int member, uint32_t round,
   Control& theirs = control(member);
   auto arrived = [&] { return reached(theirs.round.load(std::memory_order_acquire), round); };
   if (arrived()) return true;
-  bool spun = util::spin_until(arrived, spin_us_);
-  adapt_spin(spun);
-  if (spun) return true;
+  auto started = std::chrono::steady_clock::now();
+  if (util::spin_until(arrived, spin_us_)) return true;
   for (;;) {
-    if (arrived()) return true;
+    if (arrived()) {
+      adapt_spin(std::chrono::steady_clock::now() - started);
+      return true;
+    }
     uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
     if (poisoned) {
       result->outcome = WaitOutcome::kPoisoned;
@@ -241,12 +243,18 @@ bool LocalWindow::wait_for(int member, uint32_t round,
   }
 }
 
-void LocalWindow::adapt_spin(bool spin_was_enough) {
-  // Spinning pays when the partner comes within the spin; otherwise it only steals the core
-  // that the partner (ranks outnumbering cores) may need.
+void LocalWindow::adapt_spin(std::chrono::steady_clock::duration waited) {
+  // A wait that slept but ended soon after the spin would have been cheaper spun through (a
+  // futex wake-up costs tens of microseconds): spin longer. One that lasted far longer than
+  // the spin was right to sleep, and spinning only steals the core that the partner (ranks
+  // outnumbering cores) may need: spin less.
   if (fixed_spin_) return;
-  spin_us_ = spin_was_enough ? std::min(kMaxSpinUs, spin_us_ * 2)
-                             : std::max(kMinSpinUs, spin_us_ / 2);
+  auto waited_us = std::chrono::duration_cast<std::chrono::microseconds>(waited).count();
+  if (waited_us < 4 * spin_us_) {
+    spin_us_ = std::min(kMaxSpinUs, spin_us_ * 2);
+  } else if (waited_us > 64 * spin_us_) {
+    spin_us_ = std::max(kMinSpinUs, spin_us_ / 2);
+  }
 }
 
 int LocalWindow::find_other_stamp(RoundStamp* theirs) const {

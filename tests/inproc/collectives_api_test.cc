@@ -66,7 +66,7 @@ TEST_P(Collectives, AllReduceEveryDtypeOpAndAlgorithm) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
     for (const std::string& algorithm :
-         {"", "ring", "recursive_doubling", "rabenseifner", "naive"}) {
+         {"", "ring", "recursive_doubling", "rabenseifner", "naive", "shm"}) {
       for (DType dtype : testing::all_dtypes()) {
         for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
           for (std::size_t count : {std::size_t(1), std::size_t(world + 1), std::size_t(1023)}) {
@@ -89,7 +89,8 @@ TEST_P(Collectives, AllReduceEveryDtypeOpAndAlgorithm) {
 TEST_P(Collectives, AllReduceEdgeCountsAndSegments) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (const std::string& algorithm : {"ring", "recursive_doubling", "rabenseifner", "naive"}) {
+    for (const std::string& algorithm :
+         {"ring", "recursive_doubling", "rabenseifner", "naive", "shm"}) {
       for (std::size_t count : counts_for(world)) {
         for (std::size_t segment : {std::size_t(0), std::size_t(64)}) {
           Bytes data = filled(DType::kInt32, count, [&](std::size_t i) {
@@ -108,7 +109,7 @@ TEST_P(Collectives, AllReduceEdgeCountsAndSegments) {
 TEST_P(Collectives, BroadcastFromEveryRoot) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (const std::string& algorithm : {"", "binomial", "scatter_allgather"}) {
+    for (const std::string& algorithm : {"", "binomial", "scatter_allgather", "shm"}) {
       for (int root = 0; root < world; ++root) {
         for (std::size_t count : counts_for(world)) {
           Bytes data = filled(DType::kFloat32, count, [&](std::size_t i) {
@@ -154,7 +155,7 @@ TEST_P(Collectives, AllGatherIntoTensorListUnevenAndInPlace) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
     int me = group.rank();
-    for (const std::string& algorithm : {"", "ring", "bruck"}) {
+    for (const std::string& algorithm : {"", "ring", "bruck", "shm"}) {
       for (std::size_t count : counts_for(world)) {
         std::vector<int32_t> mine(count);
         for (std::size_t i = 0; i < count; ++i) mine[i] = me * 1000 + int(i);

@@ -24,6 +24,7 @@
 #include "coll/broadcast/scatter_allgather_broadcast.h"
 #include "coll/gather/binomial_gather.h"
 #include "coll/scatter/binomial_scatter.h"
+#include "coll/shm/shm_collectives.h"
 #include "support/collective_harness.h"
 #include "support/thread_ranks.h"
 
@@ -155,6 +156,15 @@ TEST(MovingAlgorithms, BinomialBroadcastPipelinesSegments) {
   check_broadcast(coll::binomial_broadcast, "binomial_broadcast", 64, true);
 }
 
+TEST(MovingAlgorithms, SharedMemoryBroadcast) {
+  check_broadcast(coll::shm_broadcast, "shm_broadcast", 1u << 20, false);
+}
+
+TEST(MovingAlgorithms, SharedMemoryBroadcastInManyRounds) {
+  // 256-byte rounds (the smallest): the large message takes 65 rounds.
+  check_broadcast(coll::shm_broadcast, "shm_broadcast", 256, true);
+}
+
 TEST(MovingAlgorithms, ScatterAllGatherBroadcast) {
   check_broadcast(coll::scatter_allgather_broadcast, "scatter_allgather_broadcast", 1u << 20, true);
 }
@@ -190,7 +200,8 @@ std::vector<uint8_t> gathered(int seed, const std::vector<std::size_t>& counts) 
   return all;
 }
 
-void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only) {
+void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only,
+                      std::size_t segment_bytes = 1u << 20) {
   for (int world : kWorlds) {
     run_ranks(world, [&](ProcessGroup& group) {
       const int p = group.size(), rank = group.rank();
@@ -210,7 +221,8 @@ void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only)
               std::copy(mine.begin(), mine.end(), output.begin() + offsets[rank]);
               input = output.data() + offsets[rank];
             }
-            auto call = make_call(group, name, OpKind::kAllGather, DType::kUInt8, m);
+            auto call = make_call(group, name, OpKind::kAllGather, DType::kUInt8, m,
+                                  ReduceOp::kSum, -1, segment_bytes);
             all_gather(call, input, output.data(), counts);
             EXPECT_EQ(difference(output, want), "")
                 << where(name, p, rank, m) << (in_place ? " in place" : "")
@@ -228,6 +240,11 @@ TEST(MovingAlgorithms, RingAllGather) {
 
 TEST(MovingAlgorithms, BruckAllGather) {
   check_all_gather(coll::bruck_all_gather, "bruck_all_gather", true);
+}
+
+TEST(MovingAlgorithms, SharedMemoryAllGather) {
+  check_all_gather(coll::shm_all_gather, "shm_all_gather", false);
+  check_all_gather(coll::shm_all_gather, "shm_all_gather", false, 256);
 }
 
 TEST(MovingAlgorithms, BruckAllGatherRefusesUnevenCounts) {
@@ -314,7 +331,11 @@ std::size_t pair_bytes(int from, int to, std::size_t m, int variant) {
   return m + static_cast<std::size_t>(from + 2 * to);
 }
 
-TEST(MovingAlgorithms, PairwiseAllToAll) {
+using AllToAllFn = void (*)(coll::CollectiveCall&, const void*, const std::vector<std::size_t>&,
+                            const std::vector<std::size_t>&, void*,
+                            const std::vector<std::size_t>&, const std::vector<std::size_t>&);
+
+void check_all_to_all(AllToAllFn all_to_all, const char* name, std::size_t segment_bytes) {
   for (int world : kWorlds) {
     run_ranks(world, [&](ProcessGroup& group) {
       const int p = group.size(), rank = group.rank();
@@ -348,21 +369,31 @@ TEST(MovingAlgorithms, PairwiseAllToAll) {
             auto block = data_of(seed, peer * p + rank, recv_bytes[peer]);
             std::copy(block.begin(), block.end(), want.begin() + recv_offsets[peer]);
           }
-          auto call = make_call(group, "pairwise_all_to_all", OpKind::kAllToAll, DType::kUInt8, m);
-          coll::pairwise_all_to_all(call, input.data(), send_bytes, send_offsets, output.data(),
-                                    recv_bytes, recv_offsets);
-          EXPECT_EQ(difference(output, want), "")
-              << where("pairwise_all_to_all", p, rank, m) << " variant " << variant;
+          auto call = make_call(group, name, OpKind::kAllToAll, DType::kUInt8, m, ReduceOp::kSum,
+                                -1, segment_bytes);
+          all_to_all(call, input.data(), send_bytes, send_offsets, output.data(), recv_bytes,
+                     recv_offsets);
+          EXPECT_EQ(difference(output, want), "") << where(name, p, rank, m) << " variant "
+                                                  << variant;
         }
       }
     });
   }
 }
 
+TEST(MovingAlgorithms, PairwiseAllToAll) {
+  check_all_to_all(coll::pairwise_all_to_all, "pairwise_all_to_all", 1u << 20);
+}
+
+TEST(MovingAlgorithms, SharedMemoryAllToAllWithAnySplits) {
+  check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 1u << 20);
+  check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 256);
+}
+
 // ---------------------------------------------------------------------------------------------
 // barrier
 
-TEST(MovingAlgorithms, DisseminationBarrierHoldsEveryoneUntilTheLastArrives) {
+void check_barrier(void (*barrier)(coll::CollectiveCall&), const char* name) {
   for (int world : kWorlds) {
     constexpr int kRounds = 10;
     auto arrived = std::make_unique<std::atomic<int>[]>(kRounds);
@@ -373,12 +404,20 @@ TEST(MovingAlgorithms, DisseminationBarrierHoldsEveryoneUntilTheLastArrives) {
         // A different rank is late each round.
         if (rank == t % p) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         arrived[t].fetch_add(1);
-        auto call = make_call(group, "dissemination_barrier", OpKind::kBarrier, DType::kUInt8, 0);
-        coll::dissemination_barrier(call);
+        auto call = make_call(group, name, OpKind::kBarrier, DType::kUInt8, 0);
+        barrier(call);
         EXPECT_EQ(arrived[t].load(), p) << "rank " << rank << " left barrier " << t << " early";
       }
     });
   }
+}
+
+TEST(MovingAlgorithms, DisseminationBarrierHoldsEveryoneUntilTheLastArrives) {
+  check_barrier(coll::dissemination_barrier, "dissemination_barrier");
+}
+
+TEST(MovingAlgorithms, SharedMemoryBarrierHoldsEveryoneUntilTheLastArrives) {
+  check_barrier(coll::shm_barrier, "shm_barrier");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The reducing algorithms of the coll layer, each run directly (no API, no selector) on thread
-// ranks: all-reduce (ring, recursive doubling, Rabenseifner, naive), ring reduce-scatter,
-// binomial reduce, inclusive and exclusive scan.
+// ranks: all-reduce (ring, recursive doubling, Rabenseifner, naive, shared memory), ring and
+// shared-memory reduce-scatter, binomial and shared-memory reduce, inclusive and exclusive scan.
+// Thread ranks share one host, so the shared-memory algorithms run on a real window.
 //
 // Every case derives its inputs from (seed, rank, index) with values small enough that every
 // dtype holds every partial result exactly (integers wrap the same way in any order), so each
@@ -24,6 +25,7 @@
 #include "coll/reduce/binomial_reduce.h"
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
+#include "coll/shm/shm_collectives.h"
 #include "reduce/half_convert.h"
 #include "support/collective_harness.h"
 #include "support/thread_ranks.h"
@@ -220,7 +222,12 @@ const AllReduceAlgorithm kAllReduces[] = {
     {"recursive_doubling", coll::recursive_doubling_all_reduce},
     {"rabenseifner", coll::rabenseifner_all_reduce},
     {"naive", coll::naive_all_reduce},
+    {"shm",
+     [](coll::CollectiveCall& call, void* data, std::size_t count, DType dtype, ReduceOp op) {
+       coll::shm_all_reduce(call, data, count, dtype, op);
+     }},
 };
+
 
 struct Case {
   DType dtype;
@@ -255,17 +262,20 @@ void check_reduce_scatter(ProcessGroup& group, const std::vector<std::size_t>& c
   }
   const std::size_t mine = counts[static_cast<std::size_t>(group.rank())];
   const Bytes input = input_of(c.dtype, c.op, c.seed, group.rank(), total);
-  Bytes kept = input;
-  Bytes output(mine * size_of(c.dtype), 0xEE);
-  // The signature's count must agree on every rank, and per-rank counts may differ: the total.
-  auto call = make_call(group, "ring_reduce_scatter", core::OpKind::kReduceScatter, c.dtype, total,
-                        c.op, -1, c.segment_bytes);
-  coll::ring_reduce_scatter(call, kept.data(), output.data(), counts, c.dtype, ReduceOp(c.op));
-  const std::string what =
-      describe("reduce_scatter", group.size(), group.rank(), c.dtype, c.op, total);
-  expect_bytes(output, expected_of(c.dtype, c.op, c.seed, group.size(), mine, first), c.dtype,
-               what);
-  EXPECT_TRUE(kept == input) << what << ": input was modified";
+  for (const char* name : {"ring_reduce_scatter", "shm_reduce_scatter"}) {
+    Bytes kept = input;
+    Bytes output(mine * size_of(c.dtype), 0xEE);
+    // The signature's count must agree on every rank, and per-rank counts may differ: the total.
+    auto call = make_call(group, name, core::OpKind::kReduceScatter, c.dtype, total, c.op, -1,
+                          c.segment_bytes);
+    auto run = name[0] == 'r' ? coll::ring_reduce_scatter : coll::shm_reduce_scatter;
+    run(call, kept.data(), output.data(), counts, c.dtype, ReduceOp(c.op));
+    const std::string what = describe(std::string(name), group.size(), group.rank(), c.dtype,
+                                      c.op, total);
+    expect_bytes(output, expected_of(c.dtype, c.op, c.seed, group.size(), mine, first), c.dtype,
+                 what);
+    EXPECT_TRUE(kept == input) << what << ": input was modified";
+  }
 }
 
 // Near-equal split of `count`, as torch's reduce_scatter_tensor would give.
@@ -278,16 +288,23 @@ std::vector<std::size_t> even_counts(std::size_t count, int size) {
 
 void check_reduce(ProcessGroup& group, int root, const Case& c) {
   const Bytes input = input_of(c.dtype, c.op, c.seed, group.rank(), c.count);
-  Bytes data = input;
-  auto call = make_call(group, "binomial_reduce", core::OpKind::kReduce, c.dtype, c.count, c.op,
-                        root, c.segment_bytes);
-  coll::binomial_reduce(call, data.data(), c.count, c.dtype, ReduceOp(c.op), root);
-  const std::string what = describe("reduce root=" + std::to_string(root), group.size(),
-                                    group.rank(), c.dtype, c.op, c.count);
-  if (group.rank() == root) {
-    expect_bytes(data, expected_of(c.dtype, c.op, c.seed, group.size(), c.count), c.dtype, what);
-  } else {
-    EXPECT_TRUE(data == input) << what << ": a non-root's data was modified";
+  for (const char* name : {"binomial_reduce", "shm_reduce"}) {
+    Bytes data = input;
+    auto call = make_call(group, name, core::OpKind::kReduce, c.dtype, c.count, c.op, root,
+                          c.segment_bytes);
+    if (name[0] == 'b') {
+      coll::binomial_reduce(call, data.data(), c.count, c.dtype, ReduceOp(c.op), root);
+    } else {
+      coll::shm_all_reduce(call, data.data(), c.count, c.dtype, ReduceOp(c.op), root);
+    }
+    const std::string what = describe(std::string(name) + " root=" + std::to_string(root),
+                                      group.size(), group.rank(), c.dtype, c.op, c.count);
+    if (group.rank() == root) {
+      expect_bytes(data, expected_of(c.dtype, c.op, c.seed, group.size(), c.count), c.dtype,
+                   what);
+    } else {
+      EXPECT_TRUE(data == input) << what << ": a non-root's data was modified";
+    }
   }
 }
 
@@ -479,7 +496,7 @@ TEST(ReducingAlgorithms, BackToBackCalls) {
     for (int i = 0; i < 50; ++i) {
       Case c{DType::kInt32, ReduceOp::kSum, static_cast<std::size_t>(i * 13 % 97), i,
              static_cast<std::size_t>(4 + i % 5 * 4)};
-      check_all_reduce(group, kAllReduces[static_cast<std::size_t>(i) % 4], c);
+      check_all_reduce(group, kAllReduces[static_cast<std::size_t>(i) % std::size(kAllReduces)], c);
     }
   });
 }

@@ -32,8 +32,10 @@ void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
   reduce::reduce_many(dtype, op, data, inputs.data(), inputs.size(), count);
 }
 
-// Round k carries input piece k at the slot's start and, after it, this member's reduced share
-// of piece k-1 (reduced from everyone's round k-1 slots, which may be read until we arrive).
+// Round k carries, at the slot's start, the parts of input piece k that the other members
+// reduce (this member's own share stays out: it reduces that from its own buffer), and after
+// them this member's reduced share of piece k-1 (reduced from everyone's round k-1 slots, which
+// may be read until we arrive at round k).
 void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
                int root) {
   const int p = call.size();
@@ -53,9 +55,16 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
       std::size_t n = piece_length(k - 1);
       std::size_t begin = share_begin(n, me, p), end = share_begin(n, me + 1, p);
       for (int m = 0; m < p; ++m) inputs[m] = call.member_slot(m) + begin * element;
+      inputs[me] = data + ((k - 1) * piece + begin) * element;
       reduce::reduce_many(dtype, op, slot + share_offset, inputs.data(), p, end - begin);
     }
-    if (k < pieces) std::memcpy(slot, data + k * piece * element, piece_length(k) * element);
+    if (k < pieces) {
+      std::size_t n = piece_length(k);
+      const uint8_t* in = data + k * piece * element;
+      std::size_t mine_begin = share_begin(n, me, p), mine_end = share_begin(n, me + 1, p);
+      std::memcpy(slot, in, mine_begin * element);
+      std::memcpy(slot + mine_end * element, in + mine_end * element, (n - mine_end) * element);
+    }
     call.finish_round();
     if (k == 0 || (root >= 0 && me != root)) continue;
     std::size_t n = piece_length(k - 1);
@@ -72,6 +81,7 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
 
 void shm_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType dtype, ReduceOp op,
                     int root) {
+  if (call.size() == 1) return;  // the reduction of one input is that input
   auto* bytes = static_cast<uint8_t*>(data);
   std::size_t total = count * size_of(dtype);
   // Zero elements still take one round, so that mismatched calls are still caught.

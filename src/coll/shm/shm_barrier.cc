@@ -2,6 +2,8 @@
 
 namespace weft::coll {
 
-void shm_barrier(CollectiveCall& call) { call.finish_round(); }
+void shm_barrier(CollectiveCall& call) {
+  if (call.size() > 1) call.finish_round();
+}
 
 }  // namespace weft::coll

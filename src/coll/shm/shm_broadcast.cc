@@ -6,6 +6,7 @@
 namespace weft::coll {
 
 void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root) {
+  if (call.size() == 1) return;
   auto* buffer = static_cast<uint8_t*>(data);
   const std::size_t piece = call.round_bytes();
   const std::size_t rounds = std::max<std::size_t>(1, (bytes + piece - 1) / piece);

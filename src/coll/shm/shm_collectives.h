@@ -27,7 +27,7 @@
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,
 // any p >= 1. Not thread-safe: runs on the call's thread. Every function requires
-// call.window() to be non-null.
+// call.window() to be non-null when p > 1 (a group of one has no window and needs none).
 #pragma once
 
 #include <cstddef>

@@ -14,6 +14,10 @@ void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
   const int me = call.rank();
   const std::size_t element = size_of(dtype);
   if (op.kind == ReduceOp::kPremulSum) op = ReduceOp::kSum;  // inputs arrive scaled
+  if (p == 1) {
+    if (counts[0] && input != output) std::memmove(output, input, counts[0] * element);
+    return;
+  }
   std::vector<std::size_t> offsets(p, 0);
   for (int b = 1; b < p; ++b) offsets[b] = offsets[b - 1] + counts[b - 1];
   const std::size_t region = std::max<std::size_t>(1, call.round_bytes() / p / element);
