@@ -132,6 +132,9 @@ void Communicator::abort(const std::string& reason) {
     if (!aborted_) aborted_ = error;
     if (!broken_collectives_) broken_collectives_ = error;
   }
+  if (LocalWindow* window = open_window_.load(std::memory_order_acquire)) {
+    window->poison(error->code(), error->message());
+  }
   world_->transport().abort_context(context(Channel::kPointToPoint), error);
   world_->transport().abort_context(context(Channel::kCollective), error);
 }
@@ -155,7 +158,7 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
   }
   // Members waiting in the shared-memory window learn it there (they may share no socket).
   if (LocalWindow* window = open_window_.load(std::memory_order_acquire)) {
-    window->poison(cause->message());
+    window->poison(cause->code(), cause->message());
   }
   // Wakes this rank's pending collective receives and tells the connected members.
   world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
@@ -231,8 +234,10 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
     }
     case WaitOutcome::kPoisoned: {
       std::string reason = window.poison_reason();
+      ErrorCode code = window.poison_code();
       error = std::make_shared<const Error>(
-          ErrorCode::kAborted,
+          code == ErrorCode::kMismatch || code == ErrorCode::kPeerFailure ? code
+                                                                           : ErrorCode::kAborted,
           "rank " + member_list(result.members) + " gave up this collective: " + reason,
           context_for(info));
       break;
@@ -243,7 +248,7 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
       break;
     }
   }
-  window.poison(error->message());
+  window.poison(error->code(), error->message());
   fail_collectives(error);
   if (result.outcome == WaitOutcome::kInterrupted) {
     check_collectives_usable(info);

@@ -42,6 +42,7 @@ struct LocalWindow::Header {
   uint32_t members;
   uint64_t slot_bytes;
   std::atomic<uint32_t> poisoned;  // 0, or 1 + the rank that poisoned it first
+  uint32_t code;                   // its ErrorCode
   char reason[kReasonBytes];
 };
 
@@ -269,7 +270,7 @@ int LocalWindow::find_other_stamp(RoundStamp* theirs) const {
   return -1;
 }
 
-void LocalWindow::poison(const std::string& reason) {
+void LocalWindow::poison(ErrorCode code, const std::string& reason) {
   uint32_t expected = 0;
   Header& h = header();
   // Only the first failure writes its reason; later ones are usually its consequences.
@@ -281,10 +282,17 @@ void LocalWindow::poison(const std::string& reason) {
     if (h.poisoned.compare_exchange_strong(expected, static_cast<uint32_t>(rank_ + 1) | 0x80000000u,
                                            std::memory_order_acq_rel)) {
       std::memcpy(h.reason, staged, kReasonBytes);
+      h.code = static_cast<uint32_t>(code);
       h.poisoned.store(static_cast<uint32_t>(rank_ + 1), std::memory_order_release);
     }
   }
   for (int m = 0; m < members_; ++m) util::futex_wake_all_shared(control(m).round);
+}
+
+ErrorCode LocalWindow::poison_code() const {
+  uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
+  if (poisoned == 0 || (poisoned & 0x80000000u)) return ErrorCode::kAborted;
+  return static_cast<ErrorCode>(header().code);
 }
 
 std::string LocalWindow::poison_reason() const {

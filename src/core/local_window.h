@@ -36,6 +36,7 @@
 #include "transport/frame_header.h"
 #include "transport/shm/process_watch.h"
 #include "transport/shm/shared_segment.h"
+#include "weft/error.h"
 #include "weft/store.h"
 
 namespace weft::core {
@@ -84,10 +85,12 @@ class LocalWindow {
   // A member that published another stamp than mine in the round just completed; -1 if none.
   int find_other_stamp(RoundStamp* theirs) const;
 
-  // Tells every member that this one failed (their waits end with kPoisoned) and why.
-  void poison(const std::string& reason);
-  // "rank N: reason" of the first member that poisoned the window.
+  // Tells every member that this one failed (their waits end with kPoisoned), why, and with
+  // which error code, so that the root cause travels (a death stays a peer failure).
+  void poison(ErrorCode code, const std::string& reason);
+  // "rank N: reason" and the code of the first member that poisoned the window.
   std::string poison_reason() const;
+  ErrorCode poison_code() const;
 
  private:
   struct Header;

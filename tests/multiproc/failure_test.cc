@@ -2,7 +2,9 @@
 // clear error quickly instead of a hang.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
+#include <set>
 
 #include "support/child_processes.h"
 #include "weft/tcp_store_server.h"
@@ -81,6 +83,42 @@ TEST(PeerFailure, EveryRankOfARingHearsOfTheDeath) {
   for (int rank : {0, 2, 3}) {
     expect_fast_failure_naming(job.ranks[rank]->wait(std::chrono::seconds(30)), rank, "rank 1");
   }
+}
+
+// What /dev/shm holds now: weft must never leave anything there.
+std::set<std::string> dev_shm_entries() {
+  std::set<std::string> names;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ignored)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+TEST(PeerFailure, ADeathDuringASharedMemoryCollectiveIsNamedAndLeavesNothingBehind) {
+  auto before = dev_shm_entries();
+  {
+    Job job;
+    job.start("peer_dies_during_shm_collective", 3);
+    for (int rank = 0; rank < 2; ++rank) {
+      expect_fast_failure_naming(job.ranks[rank]->wait(std::chrono::seconds(30)), rank, "rank 2");
+    }
+    EXPECT_EQ(job.ranks[2]->wait(std::chrono::seconds(5)).signal, SIGKILL);
+  }
+  EXPECT_EQ(dev_shm_entries(), before);
+}
+
+TEST(PeerFailure, AStuckPeerInASharedMemoryCollectiveIsATimeoutNamingIt) {
+  Job job;
+  job.start("stuck_peer_in_shm_collective", 2, {{"WEFT_TIMEOUT", "1s"}});
+  ChildResult survivor = job.ranks[0]->wait(std::chrono::seconds(30));
+  job.ranks[1]->signal(SIGKILL);
+  EXPECT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
+  EXPECT_NE(survivor.out.find("RESULT timeout"), std::string::npos) << survivor.out;
+  EXPECT_NE(survivor.out.find("rank(s) 1 did not reach"), std::string::npos) << survivor.out;
+  long ms = elapsed_ms(survivor);
+  EXPECT_GE(ms, 900);
+  EXPECT_LT(ms, 3000);
 }
 
 TEST(PeerFailure, AStuckPeerIsATimeoutNamingIt) {

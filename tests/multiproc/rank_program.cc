@@ -136,6 +136,44 @@ int mismatched_collectives(bool different_counts) {
   return no_error();
 }
 
+// Same-host ranks run a collective through shared memory (no socket between them), then the
+// last rank dies: the others, waiting in the next collective, must name it.
+int peer_dies_during_shared_memory_collective() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(1024, 1.0f);
+  group->all_reduce(data);  // maps the window; the ranks share no TCP connection
+  if (data[0] != static_cast<float>(group->size())) return 1;
+  if (group->rank() == group->size() - 1) {
+    std::fflush(nullptr);
+    raise(SIGKILL);
+  }
+  auto started = Clock::now();
+  try {
+    group->all_reduce(data);
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kPeerFailure);
+  }
+  return no_error();
+}
+
+// Rank 1 stops (SIGSTOP) before a shared-memory collective: rank 0 times out naming it.
+int stuck_peer_in_shared_memory_collective() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(16, 1.0f);
+  group->all_reduce(data);
+  if (group->rank() == 1) {
+    raise(SIGSTOP);  // the test kills us later
+    return 0;
+  }
+  auto started = Clock::now();
+  try {
+    group->all_reduce(data);
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kTimeout);
+  }
+  return no_error();
+}
+
 // A blocking store call while the store server goes away.
 int store_dies() {
   const char* address = std::getenv("WEFT_STORE_ADDR");
@@ -163,6 +201,10 @@ int main(int argc, char** argv) {
     if (scenario == "peer_dies_before_connecting") return peer_dies_during_receive(false);
     if (scenario == "peer_dies_during_ring") return peer_dies_during_ring();
     if (scenario == "stuck_peer") return stuck_peer();
+    if (scenario == "peer_dies_during_shm_collective") {
+      return peer_dies_during_shared_memory_collective();
+    }
+    if (scenario == "stuck_peer_in_shm_collective") return stuck_peer_in_shared_memory_collective();
     if (scenario == "wrong_token") return wrong_token();
     if (scenario == "store_dies") return store_dies();
     if (scenario == "mismatched_ops") return mismatched_collectives(false);
