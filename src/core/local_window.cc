@@ -1,5 +1,6 @@
 #include "core/local_window.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,10 +20,20 @@ constexpr std::size_t kPage = 4096;
 constexpr std::size_t kReasonBytes = 1024;
 // A sleeping waiter wakes this often to look for exits, aborts and poison.
 constexpr auto kCheckInterval = std::chrono::milliseconds(10);
-// Bounds of the adaptive spin (microseconds).
+// Bounds of the adaptive spin (microseconds). When members outnumber the cores, a waiter's
+// spin yields the core to the member it waits for, and a futex sleep costs a wake-up on top of
+// the scheduler's delay, so the spin starts (and may grow) much longer.
 constexpr int64_t kMinSpinUs = 5;
 constexpr int64_t kMaxSpinUs = 1000;
 constexpr int64_t kInitialSpinUs = 100;
+constexpr int64_t kMaxOversubscribedSpinUs = 20'000;
+constexpr int64_t kInitialOversubscribedSpinUs = 5'000;
+
+int available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+}
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
@@ -63,7 +74,10 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       controls_offset_(round_up(sizeof(Header), kPage)),
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       fixed_spin_(spin_us >= 0),
-      spin_us_(spin_us >= 0 ? spin_us : kInitialSpinUs) {}
+      max_spin_us_(members > available_cores() ? kMaxOversubscribedSpinUs : kMaxSpinUs),
+      spin_us_(spin_us >= 0                      ? spin_us
+               : members > available_cores() ? kInitialOversubscribedSpinUs
+                                             : kInitialSpinUs) {}
 
 LocalWindow::~LocalWindow() = default;
 
@@ -252,7 +266,7 @@ void LocalWindow::adapt_spin(std::chrono::steady_clock::duration waited) {
   if (fixed_spin_) return;
   auto waited_us = std::chrono::duration_cast<std::chrono::microseconds>(waited).count();
   if (waited_us < 4 * spin_us_) {
-    spin_us_ = std::min(kMaxSpinUs, spin_us_ * 2);
+    spin_us_ = std::min(max_spin_us_, spin_us_ * 2);
   } else if (waited_us > 64 * spin_us_) {
     spin_us_ = std::max(kMinSpinUs, spin_us_ / 2);
   }

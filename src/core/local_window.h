@@ -115,6 +115,7 @@ class LocalWindow {
   std::vector<transport::ProcessWatch> watches_;
   uint32_t round_ = 0;  // the last round every member reached
   bool fixed_spin_;
+  int64_t max_spin_us_;
   int64_t spin_us_;
 };
 

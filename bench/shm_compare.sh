@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# shm_compare.sh — weft on one host (shared memory, its default) beside Open MPI (default:
+# ob1 + vader shared memory with CMA), MPICH (ch4:ucx, shared memory) and torch gloo, measured
+# in the same run, interleaved, with the anchors' sizes, timing method and CSV schema.
+#
+# For each run and rank count (order of systems rotated each run) it writes
+# OUT/run<k>/<system>_n<N>.csv, then shared/anchors/summarize.py makes run<k>/SUMMARY*.md and
+# this script makes OUT/COMPARE.md (median over runs of med_us, busbw, and the ratios weft /
+# Open MPI and weft / gloo read against issue 5's targets), OUT/membw.csv (the memory-bandwidth
+# bound of shared/anchors/membw.c) and OUT/plots/ (bench/plot_busbw.py).
+#
+# Usage: bench/shm_compare.sh [-B BUILD] [-o OUT] [-r RUNS] [-N 2,4] [-t SEC] [-e 64M]
+#                             [-s weft,openmpi,mpich,gloo] [-l LOAD] [-n]
+#   -B  build directory with weft-bench and weftrun (default <repo>/build; built if missing)
+#   -n  do not build the anchors (use OUT/../anchors-build from an earlier run)
+# MPICH busy-polls when ranks outnumber cores: at 4 ranks it runs up to 16 MiB, 0.05 s a size
+# (as shared/anchors/run_all.sh does).
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+anchors="${ANCHORS:-$(cd "$repo/../shared/anchors" 2>/dev/null && pwd)}"
+PY=/usr/bin/python3
+build="$repo/build"; out=""; runs=1; ranks_list="2,4"; target=0.1; maxb=64M
+systems="weft,openmpi,mpich,gloo"; max_load=1.0; build_anchors=1
+while getopts "B:o:r:N:t:e:s:l:nh" opt; do
+  case "$opt" in
+    B) build="$OPTARG" ;; o) out="$OPTARG" ;; r) runs="$OPTARG" ;; N) ranks_list="$OPTARG" ;;
+    t) target="$OPTARG" ;; e) maxb="$OPTARG" ;; s) systems="$OPTARG" ;; l) max_load="$OPTARG" ;;
+    n) build_anchors=0 ;;
+    *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+log() { echo "[shm_compare $(date +%H:%M:%S)] $*" >&2; }
+[[ -f "$anchors/summarize.py" ]] || { log "shared/anchors not found (set ANCHORS=)"; exit 1; }
+out="${out:-$repo/bench/results/shm_$(date +%Y-%m-%d_%H%M)}"
+mkdir -p "$out"; out="$(cd "$out" && pwd)"
+cores=$(nproc)
+ops="allreduce,broadcast,allgather,reduce_scatter,alltoall,barrier"
+wops="all_reduce,broadcast,all_gather,reduce_scatter,all_to_all,barrier"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+weftrun="$build/tools/weftrun/weftrun"; weftbench="$build/tools/weft-bench/weft-bench"
+[[ -x "$weftbench" && -x "$weftrun" ]] || "$repo/scripts/build.sh" >&2 || exit 1
+abuild="$out/anchors-build"
+if (( build_anchors )); then
+  command -v mpicc.openmpi >/dev/null || { log "apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev"; exit 1; }
+  mkdir -p "$abuild"; cp "$anchors"/build.sh "$anchors"/*.c "$anchors"/*.cc "$abuild"/
+  "$abuild/build.sh" >"$out/anchors-build.log" 2>&1 || { log "anchor build failed"; exit 1; }
+fi
+{
+  echo "date: $(date -Is)"; echo "host: $(uname -sr), $cores cores, $(lscpu | sed -n 's/^Model name: *//p')"
+  echo "weft: $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- src include tools || echo ' + uncommitted changes')"
+  echo "openmpi: $(mpirun.openmpi --version 2>/dev/null | head -1)"; echo "mpich: $(mpichversion 2>/dev/null | head -1)"
+  echo "loadavg at start: $(cat /proc/loadavg)"; echo "target $target s per size, sizes 8 B .. $maxb (x4), runs $runs"
+} >"$out/meta.txt"
+"$abuild/build/membw" -H >"$out/membw.csv" 2>/dev/null || true
+
+wait_quiet() {  # bounded: at most 60 s
+  for _ in $(seq 12); do
+    awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v m="$max_load" 'BEGIN { exit !(l < m) }' && return
+    sleep 5
+  done
+  log "load $(cut -d' ' -f1 /proc/loadavg): running anyway"
+}
+
+run_weft() {  # N CSV: 8 B alone, then 16 B x4 .. (the anchors' size list), merged
+  local n=$1 csv=$2 part
+  for part in "8 8 1" "16 $maxb 4"; do
+    set -- $part
+    timeout --kill-after=10 900 "$weftrun" --no-prefix -n "$n" "$weftbench" "$wops" -b "$1" \
+      -e "$2" -f "$3" -c 1 --target-seconds "$target" --config shm --cores "$cores" \
+      --csv "$csv.$1" >/dev/null 2>>"${csv%.csv}.err" || return 1
+  done
+  awk -F, 'FNR == 1 { if (NR == 1) print; next } !seen[$6 "," $9]++' "$csv.8" "$csv.16" >"$csv"
+  rm -f "$csv.8" "$csv.16"
+}
+
+step() {  # RUN N SYSTEM
+  local dir="$out/run$1" n=$2 sys=$3 over=() e="$maxb" t="$target"
+  (( n > cores )) && over=(--oversubscribe)
+  local csv="$dir/${sys}_n$n.csv"
+  wait_quiet; log "run $1: $sys, $n ranks (load $(cut -d' ' -f1 /proc/loadavg))"
+  case "$sys" in
+    weft) run_weft "$n" "$csv" ;;
+    openmpi) timeout --kill-after=10 900 mpirun.openmpi -np "$n" "${over[@]}" \
+               --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
+               "$abuild/build/mpi_coll_bench.openmpi" -H -t "$t" -e "$e" -o "$ops" -C "$cores" \
+               -c default >"$csv" 2>"${csv%.csv}.err" ;;
+    mpich) (( n > cores )) && { e=16M; t=0.05; }
+           timeout --kill-after=10 900 mpirun.mpich -iface lo -np "$n" \
+             "$abuild/build/mpi_coll_bench.mpich" -H -t "$t" -e "$e" -o "$ops" -C "$cores" \
+             -c default >"$csv" 2>"${csv%.csv}.err" ;;
+    gloo) GLOO_SOCKET_IFNAME=lo timeout --kill-after=10 900 $PY "$anchors/torch_gloo_bench.py" \
+            -n "$n" -H -t "$t" -e "$e" -o "$ops" --cores "$cores" --config tcp-lo \
+            >"$csv" 2>"${csv%.csv}.err" ;;
+  esac || log "$sys n=$n failed (see ${csv%.csv}.err)"
+  find "$dir" -name '*.err' -empty -delete
+}
+
+IFS=, read -r -a sys_arr <<<"$systems"; IFS=, read -r -a n_arr <<<"$ranks_list"
+for ((r = 1; r <= runs; r++)); do
+  mkdir -p "$out/run$r"
+  for n in "${n_arr[@]}"; do
+    k=${#sys_arr[@]}
+    for ((i = 0; i < k; i++)); do step "$r" "$n" "${sys_arr[$(((i + r - 1) % k))]}"; done
+  done
+  $PY "$anchors/summarize.py" "$out/run$r" >/dev/null
+done
+echo "loadavg at end: $(cat /proc/loadavg)" >>"$out/meta.txt"
+$PY "$here/shm_compare_table.py" "$out" | tee "$out/COMPARE.md"
+$PY "$here/plot_busbw.py" "$out" -o "$out/plots" --exclude gloo-native >/dev/null 2>&1 ||
+  log "no plots (python3-matplotlib missing?)"
+grep -l ',FAIL$' "$out"/run*/*.csv >/dev/null 2>&1 && { log "CHECK FAILED rows"; exit 1; }
+log "results: $out"
