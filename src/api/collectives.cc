@@ -73,8 +73,14 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
 
 std::string pick(const core::Communicator& comm, coll::Collective collective, std::size_t bytes,
                  const CollectiveOptions& options, bool equal_blocks = true) {
-  coll::SelectionInput input{collective,        bytes, comm.size(), equal_blocks,
-                             options.algorithm, comm.single_host()};
+  coll::SelectionInput input;
+  input.collective = collective;
+  input.bytes = bytes;
+  input.group_size = comm.size();
+  input.equal_blocks = equal_blocks;
+  input.forced = options.algorithm;
+  input.single_host = comm.single_host();
+  input.spans_hosts = comm.spans_hosts_with_neighbours();
   try {
     return coll::choose_algorithm(input);
   } catch (const Error& e) {

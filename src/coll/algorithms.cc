@@ -11,6 +11,7 @@
 #include "coll/broadcast/binomial_broadcast.h"
 #include "coll/broadcast/scatter_allgather_broadcast.h"
 #include "coll/gather/binomial_gather.h"
+#include "coll/hierarchical/hierarchical.h"
 #include "coll/reduce/binomial_reduce.h"
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
@@ -58,6 +59,7 @@ void run_broadcast(std::string algorithm, CollectiveCall& call, void* data, std:
   if (use_window(call, algorithm, Collective::kBroadcast, bytes)) {
     return shm_broadcast(call, data, bytes, root);
   }
+  if (algorithm == "hierarchical") return hierarchical_broadcast(call, data, bytes, root);
   if (algorithm == "binomial") return binomial_broadcast(call, data, bytes, root);
   if (algorithm == "scatter_allgather") return scatter_allgather_broadcast(call, data, bytes, root);
   unknown("broadcast", algorithm);
@@ -68,6 +70,7 @@ void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data, std
   if (use_window(call, algorithm, Collective::kAllReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op);
   }
+  if (algorithm == "hierarchical") return hierarchical_all_reduce(call, data, count, dtype, op);
   if (algorithm == "ring") return ring_all_reduce(call, data, count, dtype, op);
   if (algorithm == "recursive_doubling") {
     return recursive_doubling_all_reduce(call, data, count, dtype, op);
@@ -82,6 +85,7 @@ void run_reduce(std::string algorithm, CollectiveCall& call, void* data, std::si
   if (use_window(call, algorithm, Collective::kReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op, root);
   }
+  if (algorithm == "hierarchical") return hierarchical_reduce(call, data, count, dtype, op, root);
   if (algorithm == "binomial") return binomial_reduce(call, data, count, dtype, op, root);
   unknown("reduce", algorithm);
 }
@@ -92,6 +96,7 @@ void run_all_gather(std::string algorithm, CollectiveCall& call, const void* inp
                  all_equal(byte_counts))) {
     return shm_all_gather(call, input, output, byte_counts);
   }
+  if (algorithm == "hierarchical") return hierarchical_all_gather(call, input, output, byte_counts);
   if (algorithm == "ring") return ring_all_gather(call, input, output, byte_counts);
   if (algorithm == "bruck") return bruck_all_gather(call, input, output, byte_counts);
   unknown("all_gather", algorithm);
@@ -125,8 +130,7 @@ void run_all_to_all(std::string algorithm, CollectiveCall& call, const void* inp
                     const std::vector<std::size_t>& recv_bytes,
                     const std::vector<std::size_t>& recv_offsets) {
   if (use_window(call, algorithm, Collective::kAllToAll, sum(send_bytes))) {
-    return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
-                          recv_offsets);
+    return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
   }
   if (algorithm == "pairwise") {
     return pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,

@@ -12,14 +12,14 @@
 
 namespace weft::coll {
 
-void run_broadcast(std::string algorithm, CollectiveCall& call, void* data,
-                   std::size_t bytes, int root);
-void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data,
-                    std::size_t count, DType dtype, ReduceOp op);
+void run_broadcast(std::string algorithm, CollectiveCall& call, void* data, std::size_t bytes,
+                   int root);
+void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
+                    DType dtype, ReduceOp op);
 void run_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root);
-void run_all_gather(std::string algorithm, CollectiveCall& call, const void* input,
-                    void* output, const std::vector<std::size_t>& byte_counts);
+void run_all_gather(std::string algorithm, CollectiveCall& call, const void* input, void* output,
+                    const std::vector<std::size_t>& byte_counts);
 void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
                 const std::vector<std::size_t>& byte_counts, int root);
 void run_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,

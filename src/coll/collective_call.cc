@@ -90,6 +90,10 @@ void CollectiveCall::recv(int peer, uint32_t step, void* data, std::size_t bytes
 
 namespace weft::coll {
 
+CollectiveCall CollectiveCall::on(core::Communicator& group) const {
+  return CollectiveCall(group, name_, signature_, group.next_seq(), deadline_, segment_bytes_);
+}
+
 core::LocalWindow* CollectiveCall::window() {
   if (!window_checked_) {
     window_ = comm_.local_window(deadline_);

@@ -46,6 +46,12 @@ class CollectiveCall {
   void send(int peer, uint32_t step, const void* data, std::size_t bytes);
   void recv(int peer, uint32_t step, void* data, std::size_t bytes);
 
+  // The same call run on another group (a host group of this one, for hierarchical
+  // algorithms): same name, signature, deadline and segment size, that group's next sequence
+  // number (its members make their sub-calls in the same order).
+  CollectiveCall on(core::Communicator& group) const;
+  core::Communicator& communicator() const { return comm_; }
+
   // --- same-host rounds (coll/shm; protocol in core/local_window.h) ---
   // The group's shared-memory window, null when the group cannot have one.
   core::LocalWindow* window();

@@ -56,9 +56,15 @@ bool has_shared_memory_algorithm(Collective collective) {
          collective != Collective::kScan;
 }
 
+bool has_hierarchical_algorithm(Collective collective) {
+  return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
+         collective == Collective::kReduce || collective == Collective::kAllGather;
+}
+
 std::string by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
   if (in.single_host && has_shared_memory_algorithm(in.collective)) return "shm";
+  if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return "hierarchical";
   switch (in.collective) {
     // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).
     case Collective::kAllReduce:
@@ -105,12 +111,13 @@ const char* name_of(Collective collective) {
 }
 
 const std::vector<std::string>& algorithms_of(Collective collective) {
-  static const std::vector<std::string> kBroadcast{"binomial", "scatter_allgather", "shm"};
-  static const std::vector<std::string> kAllReduce{"ring", "recursive_doubling", "rabenseifner",
-                                                   "naive", "shm"};
-  static const std::vector<std::string> kReduce{"binomial", "shm"};
+  static const std::vector<std::string> kBroadcast{"binomial", "scatter_allgather", "shm",
+                                                   "hierarchical"};
+  static const std::vector<std::string> kAllReduce{
+      "ring", "recursive_doubling", "rabenseifner", "naive", "shm", "hierarchical"};
+  static const std::vector<std::string> kReduce{"binomial", "shm", "hierarchical"};
   static const std::vector<std::string> kTree{"binomial"};
-  static const std::vector<std::string> kAllGather{"ring", "bruck", "shm"};
+  static const std::vector<std::string> kAllGather{"ring", "bruck", "shm", "hierarchical"};
   static const std::vector<std::string> kRing{"ring", "shm"};
   static const std::vector<std::string> kPairwise{"pairwise", "shm"};
   static const std::vector<std::string> kBarrier{"dissemination", "shm"};
@@ -160,6 +167,7 @@ namespace weft::coll {
 std::string choose_without_shared_memory(const SelectionInput& input) {
   SelectionInput spread = input;
   spread.single_host = false;
+  spread.spans_hosts = false;
   return by_size(spread);
 }
 

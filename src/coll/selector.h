@@ -37,11 +37,13 @@ struct SelectionInput {
   bool equal_blocks = true;  // all_gather: every rank contributes the same size
   std::string forced;        // the call's option
   bool single_host = false;  // every member on one host, shared memory allowed
+  bool spans_hosts = false;  // several hosts, some with several members, shared memory allowed
 };
 
 std::string choose_algorithm(const SelectionInput& input);
-// What runs when "shm" was chosen but the group could not map a shared-memory window: the
-// selector's choice for a group spread over hosts (WEFT_ALGO and the option ignored).
+// What runs when "shm" was chosen but the group could not map a shared-memory window, and
+// between the leaders of a hierarchical algorithm: the selector's choice for a group of one
+// rank per host (WEFT_ALGO and the option ignored).
 std::string choose_without_shared_memory(const SelectionInput& input);
 
 }  // namespace weft::coll

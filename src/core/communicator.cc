@@ -25,10 +25,59 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
       context_base_(context_base),
       timeout_(world_->timeout()) {
   rank_ = group_rank_of(world_->rank());
-  single_host_ = size() > 1 && util::setting_choice("WEFT_TRANSPORT") != "tcp";
-  for (int world_rank : world_ranks_) {
-    single_host_ = single_host_ && world_->host_of(world_rank) == world_->host_of(world_ranks_[0]);
+  std::vector<std::string> identities;
+  for (int group_rank = 0; group_rank < size(); ++group_rank) {
+    const std::string& host = world_->host_of(world_ranks_[group_rank]);
+    auto known = std::find(identities.begin(), identities.end(), host);
+    int index = static_cast<int>(known - identities.begin());
+    if (known == identities.end()) {
+      identities.push_back(host);
+      layout_.members.emplace_back();
+    }
+    layout_.host_of.push_back(index);
+    layout_.members[index].push_back(group_rank);
   }
+  single_host_ =
+      size() > 1 && layout_.hosts() == 1 && util::setting_choice("WEFT_TRANSPORT") != "tcp";
+}
+
+bool Communicator::spans_hosts_with_neighbours() const {
+  if (layout_.hosts() < 2 || util::setting_choice("WEFT_TRANSPORT") == "tcp") return false;
+  for (const auto& members : layout_.members) {
+    if (members.size() > 1) return true;
+  }
+  return false;
+}
+
+HostGroups& Communicator::host_groups() {
+  std::lock_guard lock(host_groups_mutex_);
+  if (host_groups_) return *host_groups_;
+  auto derive = [this](uint64_t salt) {
+    uint64_t x = (context_base_ ^ 0x686F737473ull) * 0x9E3779B97F4A7C15ull + salt;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return (x & ~uint64_t{1}) | 2;
+  };
+  auto groups = std::make_unique<HostGroups>();
+  int host = layout_.host_of[rank_];
+  std::vector<int> local_world_ranks;
+  for (int member : layout_.members[host]) local_world_ranks.push_back(world_ranks_[member]);
+  // One context per host: the hosts' windows must not meet in the store either.
+  groups->local =
+      Communicator::create(world_, name_ + "/host" + std::to_string(host),
+                           std::move(local_world_ranks), derive(2 + static_cast<uint64_t>(host)));
+  if (layout_.members[host].front() == rank_) {
+    std::vector<int> leader_world_ranks;
+    for (const auto& members : layout_.members) {
+      leader_world_ranks.push_back(world_ranks_[members.front()]);
+    }
+    groups->leaders =
+        Communicator::create(world_, name_ + "/leaders", std::move(leader_world_ranks), derive(1));
+  }
+  host_groups_ = std::move(groups);
+  made_host_groups_.store(host_groups_.get(), std::memory_order_release);
+  return *host_groups_;
 }
 
 Communicator::~Communicator() { world_->detach(context_base_); }
@@ -160,6 +209,11 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
   if (LocalWindow* window = open_window_.load(std::memory_order_acquire)) {
     window->poison(cause->code(), cause->message());
   }
+  // So do the host groups a hierarchical collective of this group may be waiting in.
+  if (HostGroups* groups = made_host_groups_.load(std::memory_order_acquire)) {
+    groups->local->fail_collectives(cause);
+    if (groups->leaders) groups->leaders->fail_collectives(cause);
+  }
   // Wakes this rank's pending collective receives and tells the connected members.
   world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
 }
@@ -237,7 +291,7 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
       ErrorCode code = window.poison_code();
       error = std::make_shared<const Error>(
           code == ErrorCode::kMismatch || code == ErrorCode::kPeerFailure ? code
-                                                                           : ErrorCode::kAborted,
+                                                                          : ErrorCode::kAborted,
           "rank " + member_list(result.members) + " gave up this collective: " + reason,
           context_for(info));
       break;

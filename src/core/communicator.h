@@ -31,6 +31,22 @@ inline constexpr int kAnyPeer = transport::kAnyPeer;
 
 enum class Channel : uint64_t { kPointToPoint = 0, kCollective = 1 };
 
+// Where the members of a group run: hosts numbered by first appearance in group-rank order,
+// each with its members in ascending group rank (the first is the host's leader).
+struct HostLayout {
+  std::vector<int> host_of;               // per group rank
+  std::vector<std::vector<int>> members;  // per host
+  int hosts() const { return static_cast<int>(members.size()); }
+};
+
+class Communicator;
+// A group spread over hosts, split for hierarchical algorithms: my host's members (over shared
+// memory), and the hosts' leaders (null on members that lead no host).
+struct HostGroups {
+  std::shared_ptr<Communicator> local;
+  std::shared_ptr<Communicator> leaders;
+};
+
 // What an operation is, for error messages.
 struct OpInfo {
   const char* name;  // "send", "recv", "all_reduce", ...
@@ -86,6 +102,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Whether every member runs on this host (host identities from the rendezvous) and shared
   // memory is allowed (WEFT_TRANSPORT is not tcp): same-host algorithms may then be chosen.
   bool single_host() const { return single_host_; }
+  const HostLayout& host_layout() const { return layout_; }
+  // Whether hierarchical algorithms help: several hosts, one of them with several members, and
+  // shared memory allowed.
+  bool spans_hosts_with_neighbours() const;
+  // The host split of this group, made at the first call (every member makes that call at the
+  // same collective; the contexts are derived from this group's, not drawn from a counter, so
+  // a concurrent new_group cannot shift them).
+  HostGroups& host_groups();
   // The group's shared-memory window, made at the first call (every member makes that call at
   // the same collective); null when the group is not on one host or a member cannot map it.
   LocalWindow* local_window(std::chrono::steady_clock::time_point deadline);
@@ -123,9 +147,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
   bool single_host_ = false;
   std::mutex window_mutex_;
-  bool window_opened_ = false;  // guarded by window_mutex_
-  std::unique_ptr<LocalWindow> window_;          // guarded by window_mutex_
+  bool window_opened_ = false;                      // guarded by window_mutex_
+  std::unique_ptr<LocalWindow> window_;             // guarded by window_mutex_
   std::atomic<LocalWindow*> open_window_{nullptr};  // for failure paths on other threads
+  HostLayout layout_;
+  std::mutex host_groups_mutex_;
+  std::unique_ptr<HostGroups> host_groups_;             // guarded by host_groups_mutex_
+  std::atomic<HostGroups*> made_host_groups_{nullptr};  // for failure paths on other threads
   OpQueue queue_;  // last member: its worker joins before anything above is destroyed
 };
 

@@ -64,7 +64,6 @@ struct alignas(128) LocalWindow::Control {
   RoundStamp stamps[2];  // by round parity
 };
 
-
 LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
                          std::size_t slot_bytes, int64_t spin_us)
     : segment_(std::move(segment)),
@@ -75,15 +74,13 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       fixed_spin_(spin_us >= 0),
       max_spin_us_(members > available_cores() ? kMaxOversubscribedSpinUs : kMaxSpinUs),
-      spin_us_(spin_us >= 0                      ? spin_us
+      spin_us_(spin_us >= 0                  ? spin_us
                : members > available_cores() ? kInitialOversubscribedSpinUs
                                              : kInitialSpinUs) {}
 
 LocalWindow::~LocalWindow() = default;
 
-LocalWindow::Header& LocalWindow::header() const {
-  return *static_cast<Header*>(segment_.base());
-}
+LocalWindow::Header& LocalWindow::header() const { return *static_cast<Header*>(segment_.base()); }
 
 LocalWindow::Control& LocalWindow::control(int member) const {
   auto* base = static_cast<uint8_t*>(segment_.base()) + controls_offset_;
@@ -136,8 +133,8 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
           throw Error(ErrorCode::kInternal, "segment of " + std::to_string(bytes) +
                                                 " bytes, expected " + std::to_string(total));
         }
-        segment = transport::SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd),
-                                                   total);
+        segment =
+            transport::SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd), total);
         const Header& header = *static_cast<const Header*>(segment.base());
         if (header.magic != kMagic || header.members != static_cast<uint32_t>(options.members)) {
           throw Error(ErrorCode::kInternal, "the segment does not describe this group");
@@ -177,8 +174,8 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
     window->watches_.emplace_back(m == options.rank ? 0 : window->control(m).pid);
   }
   util::log_info("group '" + options.group_name + "': shared-memory window, " +
-                 std::to_string(options.members) + " members, " +
-                 std::to_string(slot_bytes >> 10) + " KiB slots");
+                 std::to_string(options.members) + " members, " + std::to_string(slot_bytes >> 10) +
+                 " KiB slots");
   return window;
 }
 

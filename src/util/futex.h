@@ -1,5 +1,5 @@
-// A 32-bit word that threads (of one process, or of several over shared memory) can sleep on: the blocking half of every
-// spin-then-block wait in weft.
+// A 32-bit word that threads (of one process, or of several over shared memory) can sleep on: the
+// blocking half of every spin-then-block wait in weft.
 #pragma once
 
 #include <atomic>

@@ -5,9 +5,13 @@
 
 #include <fstream>
 
+#include "util/settings.h"
+
 namespace weft::util {
 
 std::string host_identity() {
+  std::string forced = setting_string("WEFT_HOST_ID");
+  if (!forced.empty()) return "forced/" + forced;
   char name[256] = "";
   gethostname(name, sizeof name - 1);
   std::string boot_id;

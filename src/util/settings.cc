@@ -27,6 +27,10 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp",
        "Transport between ranks. auto: shared memory between ranks of one host, TCP between "
        "hosts; tcp: TCP only."},
+      {"WEFT_HOST_ID", SettingType::kString, "", "",
+       "This process's host identity, as ranks compare it to find who shares a host. Empty: "
+       "hostname, boot id and network namespace. Set it to make ranks of one machine act as "
+       "separate hosts (tests), never to merge real hosts."},
       {"WEFT_ALGO", SettingType::kString, "", "",
        "Forces a collective algorithm by name (see docs/algorithms.md). Empty: the selector "
        "decides."},

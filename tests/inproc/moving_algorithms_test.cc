@@ -221,8 +221,8 @@ void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only,
               std::copy(mine.begin(), mine.end(), output.begin() + offsets[rank]);
               input = output.data() + offsets[rank];
             }
-            auto call = make_call(group, name, OpKind::kAllGather, DType::kUInt8, m,
-                                  ReduceOp::kSum, -1, segment_bytes);
+            auto call = make_call(group, name, OpKind::kAllGather, DType::kUInt8, m, ReduceOp::kSum,
+                                  -1, segment_bytes);
             all_gather(call, input, output.data(), counts);
             EXPECT_EQ(difference(output, want), "")
                 << where(name, p, rank, m) << (in_place ? " in place" : "")
@@ -332,8 +332,8 @@ std::size_t pair_bytes(int from, int to, std::size_t m, int variant) {
 }
 
 using AllToAllFn = void (*)(coll::CollectiveCall&, const void*, const std::vector<std::size_t>&,
-                            const std::vector<std::size_t>&, void*,
-                            const std::vector<std::size_t>&, const std::vector<std::size_t>&);
+                            const std::vector<std::size_t>&, void*, const std::vector<std::size_t>&,
+                            const std::vector<std::size_t>&);
 
 void check_all_to_all(AllToAllFn all_to_all, const char* name, std::size_t segment_bytes) {
   for (int world : kWorlds) {
@@ -373,8 +373,8 @@ void check_all_to_all(AllToAllFn all_to_all, const char* name, std::size_t segme
                                 -1, segment_bytes);
           all_to_all(call, input.data(), send_bytes, send_offsets, output.data(), recv_bytes,
                      recv_offsets);
-          EXPECT_EQ(difference(output, want), "") << where(name, p, rank, m) << " variant "
-                                                  << variant;
+          EXPECT_EQ(difference(output, want), "")
+              << where(name, p, rank, m) << " variant " << variant;
         }
       }
     });

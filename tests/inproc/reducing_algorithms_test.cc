@@ -222,12 +222,9 @@ const AllReduceAlgorithm kAllReduces[] = {
     {"recursive_doubling", coll::recursive_doubling_all_reduce},
     {"rabenseifner", coll::rabenseifner_all_reduce},
     {"naive", coll::naive_all_reduce},
-    {"shm",
-     [](coll::CollectiveCall& call, void* data, std::size_t count, DType dtype, ReduceOp op) {
-       coll::shm_all_reduce(call, data, count, dtype, op);
-     }},
+    {"shm", [](coll::CollectiveCall& call, void* data, std::size_t count, DType dtype,
+               ReduceOp op) { coll::shm_all_reduce(call, data, count, dtype, op); }},
 };
-
 
 struct Case {
   DType dtype;
@@ -270,8 +267,8 @@ void check_reduce_scatter(ProcessGroup& group, const std::vector<std::size_t>& c
                           c.segment_bytes);
     auto run = name[0] == 'r' ? coll::ring_reduce_scatter : coll::shm_reduce_scatter;
     run(call, kept.data(), output.data(), counts, c.dtype, ReduceOp(c.op));
-    const std::string what = describe(std::string(name), group.size(), group.rank(), c.dtype,
-                                      c.op, total);
+    const std::string what =
+        describe(std::string(name), group.size(), group.rank(), c.dtype, c.op, total);
     expect_bytes(output, expected_of(c.dtype, c.op, c.seed, group.size(), mine, first), c.dtype,
                  what);
     EXPECT_TRUE(kept == input) << what << ": input was modified";
@@ -300,8 +297,7 @@ void check_reduce(ProcessGroup& group, int root, const Case& c) {
     const std::string what = describe(std::string(name) + " root=" + std::to_string(root),
                                       group.size(), group.rank(), c.dtype, c.op, c.count);
     if (group.rank() == root) {
-      expect_bytes(data, expected_of(c.dtype, c.op, c.seed, group.size(), c.count), c.dtype,
-                   what);
+      expect_bytes(data, expected_of(c.dtype, c.op, c.seed, group.size(), c.count), c.dtype, what);
     } else {
       EXPECT_TRUE(data == input) << what << ": a non-root's data was modified";
     }

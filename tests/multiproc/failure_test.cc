@@ -2,6 +2,7 @@
 // clear error quickly instead of a hang.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -120,6 +121,34 @@ TEST(PeerFailure, AStuckPeerInASharedMemoryCollectiveIsATimeoutNamingIt) {
   EXPECT_GE(ms, 900);
   EXPECT_LT(ms, 3000);
 }
+
+// Ranks of this machine told they run on separate hosts (WEFT_HOST_ID): hosts A and B with
+// interleaved ranks, one host with a single rank, and every rank alone.
+void run_on_hosts(const std::vector<std::string>& hosts) {
+  std::map<int, std::map<std::string, std::string>> per_rank;
+  for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
+  Job job;
+  job.start("hierarchical_collectives", static_cast<int>(hosts.size()), {{"WEFT_DEBUG", "info"}},
+            per_rank);
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    ChildResult result = job.ranks[r]->wait(std::chrono::seconds(60));
+    EXPECT_FALSE(result.timed_out) << "rank " << r << " hung";
+    EXPECT_EQ(result.exit_code, 0) << "rank " << r << ": " << result.out << result.err;
+    EXPECT_NE(result.out.find("RESULT ok"), std::string::npos) << result.out << result.err;
+    // Ranks with a neighbour on their host worked through a host group's window (INFO log).
+    bool neighbour = std::count(hosts.begin(), hosts.end(), hosts[r]) > 1;
+    EXPECT_EQ(result.err.find("/host") != std::string::npos &&
+                  result.err.find("shared-memory window") != std::string::npos,
+              neighbour)
+        << "rank " << r << ": " << result.err;
+  }
+}
+
+TEST(Hierarchical, TwoHostsWithInterleavedRanks) { run_on_hosts({"a", "b", "a", "b", "a"}); }
+
+TEST(Hierarchical, ThreeHostsOfUnequalSize) { run_on_hosts({"a", "a", "b", "c", "c", "c"}); }
+
+TEST(Hierarchical, AHostPerRankNeedsNoHierarchy) { run_on_hosts({"a", "b", "c"}); }
 
 TEST(PeerFailure, AStuckPeerIsATimeoutNamingIt) {
   Job job;

@@ -174,6 +174,71 @@ int stuck_peer_in_shared_memory_collective() {
   return no_error();
 }
 
+// Ranks on "hosts" given by WEFT_HOST_ID run the hierarchical collectives (shared memory
+// within a host, TCP between hosts) at several sizes and roots; every result is checked
+// against a plain loop. Prints "RESULT ok" when all match.
+int hierarchical_collectives() {
+  auto group = weft::init_process_group();
+  const int me = group->rank(), world = group->size();
+  auto value = [](int rank, std::size_t i) { return static_cast<float>((rank + 1) * (i % 251)); };
+  auto total = [&](std::size_t i) {
+    return static_cast<float>(world * (world + 1) / 2 * (i % 251));
+  };
+  auto fail = [&](const std::string& what) {
+    std::printf("RESULT wrong %s\n", what.c_str());
+    return 1;
+  };
+  for (std::size_t count :
+       {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{300'001}}) {
+    std::vector<float> data(count);
+    for (std::size_t i = 0; i < count; ++i) data[i] = value(me, i);
+    group->all_reduce(data);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (data[i] != total(i)) return fail("all_reduce count " + std::to_string(count));
+    }
+    for (int root = 0; root < world; ++root) {
+      std::vector<float> mine(count);
+      for (std::size_t i = 0; i < count; ++i) mine[i] = value(me, i);
+      group->reduce(mine, root);
+      for (std::size_t i = 0; i < count; ++i) {
+        float want = me == root ? total(i) : value(me, i);
+        if (mine[i] != want) return fail("reduce root " + std::to_string(root));
+      }
+      std::vector<float> sent(count);
+      for (std::size_t i = 0; i < count; ++i) sent[i] = me == root ? value(root, i) : -1.0f;
+      group->broadcast(sent, root);
+      for (std::size_t i = 0; i < count; ++i) {
+        if (sent[i] != value(root, i)) return fail("broadcast root " + std::to_string(root));
+      }
+    }
+    std::vector<float> block(count), all(count * world);
+    for (std::size_t i = 0; i < count; ++i) block[i] = value(me, i);
+    group->all_gather(weft::ConstBufferView(block), weft::BufferView(all));
+    for (int r = 0; r < world; ++r) {
+      for (std::size_t i = 0; i < count; ++i) {
+        if (all[r * count + i] != value(r, i)) return fail("all_gather");
+      }
+    }
+  }
+  // Uneven all_gather: rank r contributes r + 1 elements.
+  std::vector<weft::BufferView> outputs;
+  std::vector<std::vector<float>> storage(world);
+  for (int r = 0; r < world; ++r) {
+    storage[r].assign(r + 1, -1.0f);
+    outputs.emplace_back(storage[r]);
+  }
+  std::vector<float> mine(me + 1, static_cast<float>(me));
+  group->all_gather(weft::ConstBufferView(mine), outputs);
+  for (int r = 0; r < world; ++r) {
+    for (float x : storage[r]) {
+      if (x != static_cast<float>(r)) return fail("uneven all_gather");
+    }
+  }
+  std::printf("RESULT ok\n");
+  std::fflush(stdout);
+  return 0;
+}
+
 // A blocking store call while the store server goes away.
 int store_dies() {
   const char* address = std::getenv("WEFT_STORE_ADDR");
@@ -205,6 +270,7 @@ int main(int argc, char** argv) {
       return peer_dies_during_shared_memory_collective();
     }
     if (scenario == "stuck_peer_in_shm_collective") return stuck_peer_in_shared_memory_collective();
+    if (scenario == "hierarchical_collectives") return hierarchical_collectives();
     if (scenario == "wrong_token") return wrong_token();
     if (scenario == "store_dies") return store_dies();
     if (scenario == "mismatched_ops") return mismatched_collectives(false);

@@ -29,8 +29,7 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   }
   const std::size_t budget = call.round_bytes();
   const std::size_t kHeader = header_bytes(p);
-  const std::size_t region =
-      std::max<std::size_t>(1, (budget - std::min(budget, kHeader)) / p);
+  const std::size_t region = std::max<std::size_t>(1, (budget - std::min(budget, kHeader)) / p);
   const std::size_t my_largest = *std::max_element(send_bytes.begin(), send_bytes.end());
   auto piece_of = [&](std::size_t total, std::size_t k) {
     return std::min(region, total - std::min(total, k * region));
@@ -67,8 +66,8 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
     }
     for (int s = 0; s < p; ++s) {
       if (std::size_t n = piece_of(recv_bytes[s], k)) {
-        std::memcpy(out + recv_offsets[s] + k * region,
-                    call.member_slot(s) + kHeader + me * region, n);
+        std::memcpy(out + recv_offsets[s] + k * region, call.member_slot(s) + kHeader + me * region,
+                    n);
       }
     }
   }

@@ -1,0 +1,40 @@
+// Hierarchical collectives for a group spread over several hosts, some with several members:
+// within each host over shared memory (coll/shm), across hosts between one leader per host
+// (the host's lowest group rank) with the algorithm the selector picks for the leaders' group,
+// then within each host again. Cross-host traffic is one message stream per host instead of
+// one per rank.
+//
+// Phases (h hosts, the group split by core::Communicator::host_groups()):
+// - all_reduce: reduce to the leader on each host; all_reduce among leaders; broadcast from the
+//   leader on each host.
+// - broadcast: on the root's host, broadcast from the root; among leaders, broadcast from the
+//   root host's leader; on every other host, broadcast from the leader.
+// - reduce: reduce to the leader on each host (into scratch: non-roots' data stays as it was);
+//   reduce among leaders to the root host's leader; that leader hands the result to the root
+//   (one message within the host) when it is not the root itself.
+// - all_gather: all_gather within each host into the host's part of a host-ordered scratch;
+//   all_gather (uneven: hosts differ in size) of the hosts' parts among leaders; broadcast of
+//   the whole scratch on each host; every member then reorders it into rank order.
+// Sub-calls run as CollectiveCalls of the host groups (same signature and deadline), so every
+// failure is named as usual and fails this group, its host groups and every member.
+// Not thread-safe: runs on the call's thread.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "coll/collective_call.h"
+#include "weft/dtype.h"
+#include "weft/reduce_op.h"
+
+namespace weft::coll {
+
+void hierarchical_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType dtype,
+                             ReduceOp op);
+void hierarchical_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root);
+void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DType dtype,
+                         ReduceOp op, int root);
+void hierarchical_all_gather(CollectiveCall& call, const void* input, void* output,
+                             const std::vector<std::size_t>& byte_counts);
+
+}  // namespace weft::coll
