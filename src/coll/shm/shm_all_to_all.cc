@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
 #include "weft/error.h"
 

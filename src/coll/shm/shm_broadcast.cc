@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
 
 namespace weft::coll {
@@ -8,7 +9,7 @@ namespace weft::coll {
 void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root) {
   if (call.size() == 1) return;
   auto* buffer = static_cast<uint8_t*>(data);
-  const std::size_t piece = call.round_bytes();
+  const std::size_t piece = piece_bytes(bytes, call.round_bytes());
   const std::size_t rounds = std::max<std::size_t>(1, (bytes + piece - 1) / piece);
   for (std::size_t k = 0; k < rounds; ++k) {
     std::size_t offset = k * piece;
