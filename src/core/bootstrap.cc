@@ -57,7 +57,7 @@ util::SocketAddress choose_listen_address(const std::string& route_hint) {
 }
 
 Rendezvous rendezvous_with_peers(const WorldOptions& options) {
-  // TCP is the only transport today; reading the setting still turns a typo into an error.
+  // Read here so that a typo is an error at init, not at the first collective.
   util::setting_choice("WEFT_TRANSPORT");
   Store& store = *options.store;
   auto deadline = util::deadline_after(options.timeout);

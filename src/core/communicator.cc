@@ -286,6 +286,16 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
           context_for(with_peer));
       break;
     }
+    case WaitOutcome::kMemberLeft: {
+      OpInfo with_peer = info;
+      with_peer.peer = result.members.front();
+      error = std::make_shared<const Error>(
+          ErrorCode::kPeerFailure,
+          "rank " + std::to_string(with_peer.peer) +
+              " destroyed the group (or shut down) without calling this collective",
+          context_for(with_peer));
+      break;
+    }
     case WaitOutcome::kPoisoned: {
       std::string reason = window.poison_reason();
       ErrorCode code = window.poison_code();

@@ -9,6 +9,7 @@
 
 #include "util/futex.h"
 #include "util/log.h"
+#include "util/random_token.h"
 #include "weft/error.h"
 
 namespace weft::core {
@@ -52,6 +53,7 @@ struct LocalWindow::Header {
   uint32_t magic;
   uint32_t members;
   uint64_t slot_bytes;
+  char nonce[33];  // also in the store's value: a stale value cannot pass for this segment
   std::atomic<uint32_t> poisoned;  // 0, or 1 + the rank that poisoned it first
   uint32_t code;                   // its ErrorCode
   char reason[kReasonBytes];
@@ -60,6 +62,7 @@ struct LocalWindow::Header {
 struct alignas(128) LocalWindow::Control {
   std::atomic<uint32_t> round;
   std::atomic<uint32_t> sleepers;
+  std::atomic<uint32_t> departed;  // the member destroyed its group
   int32_t pid;
   RoundStamp stamps[2];  // by round parity
 };
@@ -78,7 +81,11 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
                : members > available_cores() ? kInitialOversubscribedSpinUs
                                              : kInitialSpinUs) {}
 
-LocalWindow::~LocalWindow() = default;
+LocalWindow::~LocalWindow() {
+  Control& mine = control(rank_);
+  mine.departed.store(1, std::memory_order_seq_cst);
+  util::futex_wake_all_shared(mine.round);
+}
 
 LocalWindow::Header& LocalWindow::header() const { return *static_cast<Header*>(segment_.base()); }
 
@@ -109,12 +116,15 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
       header->magic = kMagic;
       header->members = static_cast<uint32_t>(options.members);
       header->slot_bytes = slot_bytes;
+      std::string nonce = util::random_hex(16);
+      std::memcpy(header->nonce, nonce.c_str(), nonce.size() + 1);
       for (int m = 0; m < options.members; ++m) {
         new (static_cast<uint8_t*>(segment.base()) + round_up(sizeof(Header), kPage) +
              m * sizeof(Control)) Control{};
       }
-      store.set(segment_key, to_bytes(std::to_string(getpid()) + " " +
-                                      std::to_string(segment.fd()) + " " + std::to_string(total)));
+      store.set(segment_key,
+                to_bytes(std::to_string(getpid()) + " " + std::to_string(segment.fd()) + " " +
+                         std::to_string(total) + " " + header->nonce));
     } catch (const Error& e) {
       problem = e.message();
       store.set(segment_key, to_bytes("!" + problem));
@@ -127,7 +137,8 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
     } else {
       long pid = 0, fd = -1;
       std::size_t bytes = 0;
-      std::istringstream(value) >> pid >> fd >> bytes;
+      std::string nonce;
+      std::istringstream(value) >> pid >> fd >> bytes >> nonce;
       try {
         if (bytes != total) {
           throw Error(ErrorCode::kInternal, "segment of " + std::to_string(bytes) +
@@ -136,7 +147,8 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
         segment =
             transport::SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd), total);
         const Header& header = *static_cast<const Header*>(segment.base());
-        if (header.magic != kMagic || header.members != static_cast<uint32_t>(options.members)) {
+        if (header.magic != kMagic || header.members != static_cast<uint32_t>(options.members) ||
+            nonce != std::string(header.nonce, strnlen(header.nonce, sizeof header.nonce))) {
           throw Error(ErrorCode::kInternal, "the segment does not describe this group");
         }
       } catch (const Error& e) {
@@ -234,6 +246,11 @@ bool LocalWindow::wait_for(int member, uint32_t round,
     }
     if (interrupted && interrupted()) {
       result->outcome = WaitOutcome::kInterrupted;
+      return false;
+    }
+    if (theirs.departed.load(std::memory_order_acquire) && !arrived()) {
+      result->outcome = WaitOutcome::kMemberLeft;
+      result->members = {member};
       return false;
     }
     if (watches_[member].exited()) {

@@ -19,7 +19,9 @@
 // control block; the spin adapts to how waits ended unless WEFT_SPIN_US fixes it. A member
 // that exits (pidfd), a deadline, a poisoned window (some member failed and said so) or the
 // caller's `interrupted` check (the group was aborted) ends a wait with a reason instead.
-// Nothing outlives the processes: the segment is a memfd (see SharedSegment).
+// A member that destroys its group marks itself departed: a member waiting for it then learns
+// at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
+// SharedSegment).
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
 
@@ -52,7 +54,7 @@ struct LocalWindowOptions {
   int64_t spin_us = -1;  // < 0: adaptive
 };
 
-enum class WaitOutcome { kArrived, kTimeout, kMemberExited, kPoisoned, kInterrupted };
+enum class WaitOutcome { kArrived, kTimeout, kMemberExited, kMemberLeft, kPoisoned, kInterrupted };
 
 struct WaitResult {
   WaitOutcome outcome = WaitOutcome::kArrived;

@@ -143,6 +143,25 @@ TEST(SharedMemoryCollectives, AbortWakesMembersWaitingInTheWindow) {
   });
 }
 
+TEST(SharedMemoryCollectives, AMemberThatDestroyedTheGroupIsNamedAtOnce) {
+  run_ranks(2, [](ProcessGroup& group) {
+    auto pair = group.new_group({0, 1});
+    std::vector<float> data(8, 1.0f);
+    pair->all_reduce(data);  // maps the pair's window
+    if (group.rank() == 1) {
+      pair.reset();
+    } else {
+      auto started = std::chrono::steady_clock::now();
+      Error error = error_of([&] { pair->all_reduce(data); });
+      EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+      EXPECT_NE(std::string(error.what()).find("rank 1 destroyed the group"), std::string::npos)
+          << error.what();
+      EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+    }
+    group.barrier();  // the world group is untouched
+  });
+}
+
 TEST(SharedMemoryCollectives, MismatchedCallsNameWhatEachRankCalled) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<float> data(group.rank() == 0 ? 16 : 32, 1.0f);

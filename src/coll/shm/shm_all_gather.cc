@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
 
 namespace weft::coll {
@@ -19,8 +18,8 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
     std::memmove(out + offsets[me], mine, byte_counts[me]);
   }
   if (p == 1) return;
+  const std::size_t piece = call.round_bytes();
   const std::size_t largest = *std::max_element(byte_counts.begin(), byte_counts.end());
-  const std::size_t piece = piece_bytes(largest, call.round_bytes());
   const std::size_t rounds = std::max<std::size_t>(1, (largest + piece - 1) / piece);
   auto length_of = [&](int m, std::size_t k) {
     return std::min(piece, byte_counts[m] - std::min(byte_counts[m], k * piece));

@@ -2,7 +2,6 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
 
@@ -45,8 +44,7 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
   const std::size_t budget = call.round_bytes();
   // piece bytes (aligned) + a share (piece/p + 1 element) must fit the budget.
   std::size_t piece =
-      std::max<std::size_t>(1, std::min((budget - kAlign - element) * p / ((p + 1) * element),
-                                        piece_bytes(count * element, budget) / element));
+      std::max<std::size_t>(1, (budget - kAlign - element) * p / ((p + 1) * element));
   const std::size_t pieces = (count + piece - 1) / piece;
   const std::size_t share_offset = align_up(piece * element);
   std::vector<const void*> inputs(p);

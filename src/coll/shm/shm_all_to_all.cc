@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
 #include "weft/error.h"
 

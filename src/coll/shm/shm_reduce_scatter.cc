@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
 
@@ -21,10 +20,8 @@ void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
   }
   std::vector<std::size_t> offsets(p, 0);
   for (int b = 1; b < p; ++b) offsets[b] = offsets[b - 1] + counts[b - 1];
+  const std::size_t region = std::max<std::size_t>(1, call.round_bytes() / p / element);
   const std::size_t largest = *std::max_element(counts.begin(), counts.end());
-  const std::size_t region = std::max<std::size_t>(
-      1, std::min(call.round_bytes() / p, piece_bytes(largest * element, call.round_bytes())) /
-             element);
   const std::size_t rounds = std::max<std::size_t>(1, (largest + region - 1) / region);
   auto length_of = [&](int b, std::size_t k) {
     return std::min(region, counts[b] - std::min(counts[b], k * region));
