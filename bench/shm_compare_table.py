@@ -101,6 +101,25 @@ for op in OPS:
             print(line)
         print()
 
+print("## Summary: Open MPI's time / weft's (> 1: weft faster)\n")
+head = "| op | ranks | 8 B | 64 KiB | 1 MiB | 16 MiB | 64 MiB |"
+print(head)
+print("|" + "---|" * (head.count("|") - 1))
+for op in OPS:
+    for n in ranks:
+        w_any = (op, n, "weft") in rows and (op, n, "openmpi") in rows
+        if not w_any:
+            continue
+        line = f"| {op} | {n} |"
+        for size in SIZES:
+            if op == "barrier" and size != 8:
+                line += " |"
+                continue
+            w, o = cell(op, n, "weft", size), cell(op, n, "openmpi", size)
+            line += f" {o[0] / w[0]:.2f} |" if w and o else " - |"
+        print(line)
+print()
+
 membw = os.path.join(out, "membw.csv")
 if os.path.exists(membw):
     model = {r["kind"]: r for r in csv.DictReader(open(membw))}

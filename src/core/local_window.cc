@@ -76,6 +76,7 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       controls_offset_(round_up(sizeof(Header), kPage)),
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       fixed_spin_(spin_us >= 0),
+      outnumbered_(members > available_cores()),
       max_spin_us_(members > available_cores() ? kMaxOversubscribedSpinUs : kMaxSpinUs),
       spin_us_(spin_us >= 0                  ? spin_us
                : members > available_cores() ? kInitialOversubscribedSpinUs
@@ -207,6 +208,10 @@ WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
                                  const std::function<bool()>& interrupted) {
   uint32_t round = round_ + 1;
   WaitResult result;
+  if (spin_for_all(round)) {
+    round_ = round;
+    return result;
+  }
   for (int m = 0; m < members_; ++m) {
     if (m == rank_) continue;
     if (!wait_for(m, round, deadline, interrupted, &result)) {
@@ -225,6 +230,30 @@ WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
   return result;
 }
 
+bool LocalWindow::spin_for_all(uint32_t round) {
+  // One spin over every member, not one per member: a spin that restarts for each member would
+  // pause again each time, and with members outnumbering cores every pause is time the member
+  // we wait for could have run.
+  int next = 0;  // members below it have arrived
+  auto everyone = [&] {
+    for (; next < members_; ++next) {
+      if (next != rank_ && !reached(control(next).round.load(std::memory_order_acquire), round)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (everyone()) return true;
+  if (spin_us_ <= 0) return false;
+  if (!outnumbered_) return util::spin_until(everyone, spin_us_);
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  do {
+    util::yield_core();
+    if (everyone()) return true;
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
+
 bool LocalWindow::wait_for(int member, uint32_t round,
                            std::chrono::steady_clock::time_point deadline,
                            const std::function<bool()>& interrupted, WaitResult* result) {
@@ -232,7 +261,6 @@ bool LocalWindow::wait_for(int member, uint32_t round,
   auto arrived = [&] { return reached(theirs.round.load(std::memory_order_acquire), round); };
   if (arrived()) return true;
   auto started = std::chrono::steady_clock::now();
-  if (util::spin_until(arrived, spin_us_)) return true;
   for (;;) {
     if (arrived()) {
       adapt_spin(std::chrono::steady_clock::now() - started);

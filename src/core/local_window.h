@@ -116,7 +116,11 @@ class LocalWindow {
   std::size_t slots_offset_;
   std::vector<transport::ProcessWatch> watches_;
   uint32_t round_ = 0;  // the last round every member reached
+  // Spins until every member reached `round` or the spin ends; true when all did.
+  bool spin_for_all(uint32_t round);
+
   bool fixed_spin_;
+  bool outnumbered_;  // more members than cores: spin by yielding, never by pausing
   int64_t max_spin_us_;
   int64_t spin_us_;
 };
