@@ -184,6 +184,10 @@ void Communicator::abort(const std::string& reason) {
   if (LocalWindow* window = open_window_.load(std::memory_order_acquire)) {
     window->poison(error->code(), error->message());
   }
+  if (HostGroups* groups = made_host_groups_.load(std::memory_order_acquire)) {
+    groups->local->fail_collectives(error);
+    if (groups->leaders) groups->leaders->fail_collectives(error);
+  }
   world_->transport().abort_context(context(Channel::kPointToPoint), error);
   world_->transport().abort_context(context(Channel::kCollective), error);
 }

@@ -300,16 +300,17 @@ bool LocalWindow::wait_for(int member, uint32_t round,
   }
 }
 
-void LocalWindow::adapt_spin(std::chrono::steady_clock::duration waited) {
-  // A wait that slept but ended soon after the spin would have been cheaper spun through (a
-  // futex wake-up costs tens of microseconds): spin longer. One that lasted far longer than
-  // the spin was right to sleep, and spinning only steals the core that the partner (ranks
-  // outnumbering cores) may need: spin less.
+void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
+  // Called after a wait that outlasted the spin and slept. If the whole wait was short, a
+  // longer spin would have covered it without a futex wake-up (tens of microseconds here):
+  // spin twice that long from now on. A long wait (the partner was computing) was right to
+  // sleep, and spinning only steals the core from others (ranks outnumbering cores): halve.
   if (fixed_spin_) return;
-  auto waited_us = std::chrono::duration_cast<std::chrono::microseconds>(waited).count();
-  if (waited_us < 4 * spin_us_) {
-    spin_us_ = std::min(max_spin_us_, spin_us_ * 2);
-  } else if (waited_us > 64 * spin_us_) {
+  int64_t waited_us =
+      spin_us_ + std::chrono::duration_cast<std::chrono::microseconds>(slept).count();
+  if (waited_us <= max_spin_us_) {
+    spin_us_ = std::clamp<int64_t>(2 * waited_us, kMinSpinUs, max_spin_us_);
+  } else {
     spin_us_ = std::max(kMinSpinUs, spin_us_ / 2);
   }
 }

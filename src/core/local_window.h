@@ -106,7 +106,7 @@ class LocalWindow {
   // Waits for one member; false when the wait ended for another reason (result filled in).
   bool wait_for(int member, uint32_t round, std::chrono::steady_clock::time_point deadline,
                 const std::function<bool()>& interrupted, WaitResult* result);
-  void adapt_spin(std::chrono::steady_clock::duration waited);
+  void adapt_spin(std::chrono::steady_clock::duration slept);
 
   transport::SharedSegment segment_;
   int rank_;

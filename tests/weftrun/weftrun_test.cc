@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -518,6 +519,38 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
     EXPECT_EQ(count_of(err, "\n"), 1) << err;
     EXPECT_EQ(run.out(), "");
   }
+}
+
+// "RANK <cpus>" lines of `weftrun ARGS sh -c ...` -> the CPU list of each rank.
+std::map<int, std::string> cpus_by_rank(const std::vector<std::string>& weftrun_args) {
+  TempDir dir;
+  std::vector<std::string> args = weftrun_args;
+  args.insert(args.end(), {"--no-prefix", "sh", "-c",
+                           "echo $RANK $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "
+                           "/proc/self/status)"});
+  Weftrun run(args, dir.path());
+  EXPECT_EQ(run.wait(10s), 0) << run.err();
+  std::map<int, std::string> cpus;
+  std::istringstream lines(run.out());
+  int rank;
+  std::string list;
+  while (lines >> rank >> list) cpus[rank] = list;
+  return cpus;
+}
+
+TEST(Weftrun, SpreadsRanksOverDisjointCpuSlicesUnlessTheyOutnumberThem) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  const int cpus = CPU_COUNT(&mine);
+  if (cpus < 2) GTEST_SKIP() << "needs two CPUs";
+  auto spread = cpus_by_rank({"-n", "2"});
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_NE(spread[0], spread[1]) << "both ranks may run on " << spread[0];
+  auto unbound = cpus_by_rank({"-n", "2", "--bind", "none"});
+  EXPECT_EQ(unbound[0], unbound[1]);
+  auto outnumbered = cpus_by_rank({"-n", std::to_string(cpus + 1)});
+  ASSERT_EQ(outnumbered.size(), static_cast<std::size_t>(cpus + 1));
+  for (auto& [rank, list] : outnumbered) EXPECT_EQ(list, unbound[0]) << "rank " << rank;
 }
 
 TEST(Weftrun, HelpPrintsUsage) {

@@ -27,8 +27,9 @@ void make_pipe(int fds[2]) {
 
 // Child side between fork and exec: async-signal-safe calls only.
 [[noreturn]] void exec_child(char* const* argv, char* const* envp, int stdin_fd, int stdout_fd,
-                             int stderr_fd, int error_fd, pid_t parent) {
+                             int stderr_fd, int error_fd, pid_t parent, const cpu_set_t* cpus) {
   ::setpgid(0, 0);
+  if (cpus) ::sched_setaffinity(0, sizeof *cpus, cpus);  // a refusal leaves the rank unbound
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
   SignalRelay::reset_signals_in_child();
@@ -88,7 +89,7 @@ ChildProcess ChildProcess::spawn(const SpawnSpec& spec) {
     pid = ::fork();
     if (pid == 0) {
       exec_child(argv.data(), envp.data(), stdin_fd, out_pipe[1], err_pipe[1], error_pipe[1],
-                 parent);
+                 parent, spec.cpus ? &*spec.cpus : nullptr);
     }
   }
   if (pid < 0) {

@@ -9,8 +9,10 @@
 // read ends. Not thread-safe; fork only from the launcher's main thread.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct SpawnSpec {
   std::vector<std::string> environment;  // "NAME=value", the child's whole environment
   bool capture_output = true;            // pipes for stdout and stderr, else inherit ours
   bool inherit_stdin = false;            // else /dev/null
+  std::optional<cpu_set_t> cpus;         // the CPUs the child may run on; none: ours
 };
 
 class ChildProcess {

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <climits>
 
+#include "core_binding.h"
+
 namespace weft::run {
 namespace {
 
@@ -46,6 +48,8 @@ const char* usage_text() {
          "                          made by node 0 and shared through the store)\n"
          "  --join-timeout SECONDS  how long nodes wait for each other at start (default 300)\n"
          "  --no-prefix             do not prefix output lines with \"[rank R] \"\n"
+         "  --bind spread|none      spread (default): each local rank runs on its own equal\n"
+         "                          slice of this node's CPUs (none when ranks outnumber them)\n"
          "  --standalone            accepted for torchrun compatibility (the default)\n"
          "  -h, --help              show this help\n"
          "\n"
@@ -119,6 +123,9 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
     } else if (flag == "--standalone") {
       // torchrun's spelling of a one-node job on free ports, which is weftrun's default.
       no_value();
+    } else if (flag == "--bind") {
+      options.bind = value();
+      parse_bind_policy(options.bind);
     } else if (flag == "--no-prefix") {
       no_value();
       options.prefix_output = false;

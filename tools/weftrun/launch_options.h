@@ -23,6 +23,7 @@ struct LaunchOptions {
   bool master_given = false;
   std::string job_token;  // from --job-token; empty: WEFT_JOB_TOKEN or a fresh one
   bool prefix_output = true;
+  std::string bind = "spread";     // --bind: spread or none (core_binding.h)
   int join_timeout_seconds = 300;  // how long nodes wait for each other at start-up
   bool show_help = false;
   std::vector<std::string> command;  // program and its arguments

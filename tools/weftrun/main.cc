@@ -116,6 +116,7 @@ int launch(const LaunchOptions& options) {
   SupervisorOptions supervisor_options;
   supervisor_options.command = options.command;
   supervisor_options.prefix_output = options.prefix_output;
+  supervisor_options.bind = options.bind;
   RankSupervisor supervisor(supervisor_options, layout, signals, rendezvous.get());
   SupervisorResult result = supervisor.run();
 

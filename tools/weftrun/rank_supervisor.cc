@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core_binding.h"
 #include "weft/error.h"
 
 extern char** environ;
@@ -51,6 +52,8 @@ RankSupervisor::RankSupervisor(SupervisorOptions options, JobLayout layout, Sign
 RankSupervisor::~RankSupervisor() = default;
 
 void RankSupervisor::spawn_all() {
+  auto slices =
+      bind_slices(parse_bind_policy(options_.bind), layout_.nproc_per_node, available_cpus());
   for (int local = 0; local < layout_.nproc_per_node; ++local) {
     auto rank = std::make_unique<Rank>();
     rank->local_rank = local;
@@ -62,6 +65,7 @@ void RankSupervisor::spawn_all() {
     // NOTE(weftrun-stdin): every rank reads /dev/null. Ranks run in their own process groups,
     // so one reading the terminal would be stopped with SIGTTIN.
     spec.inherit_stdin = false;
+    spec.cpus = slices[local];
     rank->child = std::make_unique<ChildProcess>(ChildProcess::spawn(spec));
     std::string prefix = "[rank " + std::to_string(rank->global_rank) + "] ";
     rank->out = std::make_unique<LinePrefixer>(prefix, 1);

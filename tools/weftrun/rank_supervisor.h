@@ -27,6 +27,7 @@ namespace weft::run {
 struct SupervisorOptions {
   std::vector<std::string> command;
   bool prefix_output = true;
+  std::string bind = "spread";  // core_binding.h
   std::chrono::milliseconds failure_grace{3000};
   std::chrono::milliseconds signal_grace{5000};
   std::chrono::milliseconds store_poll_interval{200};

@@ -1,0 +1,76 @@
+// The selector's choices: shared memory for a group on one host (whatever the size, so that
+// ranks of an uneven call agree), hierarchical for a group over hosts with neighbours, by size
+// otherwise; what a forced name and WEFT_ALGO do; the fallback when no window can be mapped.
+#include "coll/selector.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "weft/error.h"
+
+namespace weft::coll {
+namespace {
+
+SelectionInput input(Collective collective, std::size_t bytes, int size) {
+  SelectionInput in;
+  in.collective = collective;
+  in.bytes = bytes;
+  in.group_size = size;
+  return in;
+}
+
+TEST(Selector, OneHostUsesSharedMemoryAtEverySize) {
+  for (Collective c :
+       {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce, Collective::kAllGather,
+        Collective::kReduceScatter, Collective::kAllToAll, Collective::kBarrier}) {
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{64} << 20}) {
+      SelectionInput in = input(c, bytes, 4);
+      in.single_host = true;
+      in.equal_blocks = bytes != 8;
+      EXPECT_EQ(choose_algorithm(in), "shm") << name_of(c) << " " << bytes;
+    }
+  }
+  // Collectives without a shared-memory algorithm keep theirs.
+  for (Collective c : {Collective::kGather, Collective::kScatter, Collective::kScan}) {
+    SelectionInput in = input(c, 64, 4);
+    in.single_host = true;
+    EXPECT_EQ(choose_algorithm(in), algorithms_of(c).front()) << name_of(c);
+  }
+}
+
+TEST(Selector, SeveralHostsWithNeighboursGoHierarchical) {
+  for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
+                       Collective::kAllGather}) {
+    SelectionInput in = input(c, 1 << 20, 8);
+    in.spans_hosts = true;
+    EXPECT_EQ(choose_algorithm(in), "hierarchical") << name_of(c);
+  }
+  SelectionInput in = input(Collective::kReduceScatter, 1 << 20, 8);
+  in.spans_hosts = true;
+  EXPECT_EQ(choose_algorithm(in), "ring");
+}
+
+TEST(Selector, AForcedNameWinsAndTheFallbackIgnoresIt) {
+  SelectionInput in = input(Collective::kAllReduce, 8, 2);
+  in.single_host = true;
+  in.forced = "ring";
+  EXPECT_EQ(choose_algorithm(in), "ring");
+  in.forced = "shm";
+  EXPECT_EQ(choose_without_shared_memory(in), "recursive_doubling");
+  in.forced = "no_such";
+  EXPECT_THROW(choose_algorithm(in), Error);
+}
+
+TEST(Selector, WeftAlgoCanAskForSharedMemory) {
+  setenv("WEFT_ALGO", "all_reduce=shm,broadcast=binomial", 1);
+  SelectionInput in = input(Collective::kAllReduce, 1 << 20, 3);
+  EXPECT_EQ(choose_algorithm(in), "shm");
+  in.collective = Collective::kBroadcast;
+  in.single_host = true;
+  EXPECT_EQ(choose_algorithm(in), "binomial");
+  unsetenv("WEFT_ALGO");
+}
+
+}  // namespace
+}  // namespace weft::coll
