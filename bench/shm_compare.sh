@@ -12,7 +12,7 @@
 # Usage: bench/shm_compare.sh [-B BUILD] [-o OUT] [-r RUNS] [-N 2,4] [-t SEC] [-e 64M]
 #                             [-s weft,openmpi,mpich,gloo] [-l LOAD] [-n]
 #   -B  build directory with weft-bench and weftrun (default <repo>/build; built if missing)
-#   -n  do not build the anchors (use OUT/../anchors-build from an earlier run)
+#   -n  do not build the anchors again (use BUILD/anchors-shm from an earlier run)
 # MPICH busy-polls when ranks outnumber cores: at 4 ranks it runs up to 16 MiB, 0.05 s a size
 # (as shared/anchors/run_all.sh does).
 set -uo pipefail
@@ -41,11 +41,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 weftrun="$build/tools/weftrun/weftrun"; weftbench="$build/tools/weft-bench/weft-bench"
 [[ -x "$weftbench" && -x "$weftrun" ]] || "$repo/scripts/build.sh" >&2 || exit 1
-abuild="$out/anchors-build"
+abuild="$build/anchors-shm"  # binaries stay out of the results directory
 if (( build_anchors )); then
   command -v mpicc.openmpi >/dev/null || { log "apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev"; exit 1; }
   mkdir -p "$abuild"; cp "$anchors"/build.sh "$anchors"/*.c "$anchors"/*.cc "$abuild"/
-  "$abuild/build.sh" >"$out/anchors-build.log" 2>&1 || { log "anchor build failed"; exit 1; }
+  "$abuild/build.sh" >"$abuild/build.log" 2>&1 || { log "anchor build failed"; exit 1; }
 fi
 {
   echo "date: $(date -Is)"; echo "host: $(uname -sr), $cores cores, $(lscpu | sed -n 's/^Model name: *//p')"
@@ -105,6 +105,7 @@ for ((r = 1; r <= runs; r++)); do
     for ((i = 0; i < k; i++)); do step "$r" "$n" "${sys_arr[$(((i + r - 1) % k))]}"; done
   done
   $PY "$anchors/summarize.py" "$out/run$r" >/dev/null
+  rm -f "$out/run$r/SUMMARY.md"  # the mean-based one; SUMMARY_median.md is the one to read
 done
 echo "loadavg at end: $(cat /proc/loadavg)" >>"$out/meta.txt"
 $PY "$here/shm_compare_table.py" "$out" | tee "$out/COMPARE.md"

@@ -1,7 +1,6 @@
 #include "core/communicator.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "util/deadline.h"
 #include "util/settings.h"
@@ -220,108 +219,6 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
   }
   // Wakes this rank's pending collective receives and tells the connected members.
   world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
-}
-
-LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point deadline) {
-  std::lock_guard lock(window_mutex_);
-  if (window_opened_ || !single_host_) return window_.get();
-  window_opened_ = true;
-  char prefix[64];
-  std::snprintf(prefix, sizeof prefix, "weft/shm/%016llx/",
-                static_cast<unsigned long long>(context_base_));
-  LocalWindowOptions options;
-  options.store = &world_->store();
-  options.key_prefix = prefix;
-  options.group_name = name_;
-  options.rank = rank_;
-  options.members = size();
-  options.deadline = deadline;
-  options.spin_us = world_->configured_spin_us();
-  window_ = LocalWindow::open(options);
-  open_window_.store(window_.get(), std::memory_order_release);
-  return window_.get();
-}
-
-void Communicator::complete_window_round(LocalWindow& window, const OpSignature& op,
-                                         const OpInfo& info,
-                                         std::chrono::steady_clock::time_point deadline) {
-  window.arrive(RoundStamp{op.pack(), info.seq});
-  WaitResult result = window.wait_all(deadline, [this] {
-    std::lock_guard lock(mutex_);
-    return broken_collectives_ != nullptr;
-  });
-  auto member_list = [](const std::vector<int>& members) {
-    std::string text;
-    for (int m : members) text += (text.empty() ? "" : ", ") + std::to_string(m);
-    return text;
-  };
-  std::shared_ptr<const Error> error;
-  switch (result.outcome) {
-    case WaitOutcome::kArrived: {
-      RoundStamp theirs;
-      int other = window.find_other_stamp(&theirs);
-      if (other < 0) return;
-      OpSignature their_op = OpSignature::unpack(theirs.signature);
-      error = std::make_shared<const Error>(
-          ErrorCode::kMismatch,
-          "rank " + std::to_string(other) + " called " + their_op.describe() + " as collective #" +
-              std::to_string(theirs.seq) + " but rank " + std::to_string(rank_) + " called " +
-              op.describe() + " as collective #" + std::to_string(info.seq),
-          context_for(info));
-      break;
-    }
-    case WaitOutcome::kTimeout: {
-      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
-      error = std::make_shared<const Error>(
-          ErrorCode::kTimeout,
-          "rank(s) " + member_list(result.members) + " did not reach this collective within the " +
-              "deadline (" + std::to_string(waited) + " ms timeout): stuck, slow, or calling " +
-              "another collective",
-          context_for(info));
-      break;
-    }
-    case WaitOutcome::kMemberExited: {
-      OpInfo with_peer = info;
-      with_peer.peer = result.members.front();
-      error = std::make_shared<const Error>(
-          ErrorCode::kPeerFailure,
-          "rank " + std::to_string(with_peer.peer) +
-              " exited during the collective: the process died or was killed",
-          context_for(with_peer));
-      break;
-    }
-    case WaitOutcome::kMemberLeft: {
-      OpInfo with_peer = info;
-      with_peer.peer = result.members.front();
-      error = std::make_shared<const Error>(
-          ErrorCode::kPeerFailure,
-          "rank " + std::to_string(with_peer.peer) +
-              " destroyed the group (or shut down) without calling this collective",
-          context_for(with_peer));
-      break;
-    }
-    case WaitOutcome::kPoisoned: {
-      std::string reason = window.poison_reason();
-      ErrorCode code = window.poison_code();
-      error = std::make_shared<const Error>(
-          code == ErrorCode::kMismatch || code == ErrorCode::kPeerFailure ? code
-                                                                          : ErrorCode::kAborted,
-          "rank " + member_list(result.members) + " gave up this collective: " + reason,
-          context_for(info));
-      break;
-    }
-    case WaitOutcome::kInterrupted: {
-      std::lock_guard lock(mutex_);
-      error = broken_collectives_;
-      break;
-    }
-  }
-  window.poison(error->code(), error->message());
-  fail_collectives(error);
-  if (result.outcome == WaitOutcome::kInterrupted) {
-    check_collectives_usable(info);
-  }
-  throw *error;
 }
 
 void Communicator::check_not_aborted(const OpInfo& info) const {
