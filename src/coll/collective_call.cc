@@ -111,7 +111,7 @@ uint8_t* CollectiveCall::round_slot() { return window()->my_slot(); }
 void CollectiveCall::finish_round() {
   core::OpInfo info{name_};
   info.seq = seq_;
-  comm_.complete_window_round(*window(), signature_, info, deadline_);
+  comm_.complete_window_round(*window(), signature_, round_bytes(), info, deadline_);
 }
 
 const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }

@@ -116,8 +116,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // One round of the window protocol (arrive, wait for every member, compare what they run),
   // with failures as this group's errors: a mismatch names both calls, a member that exited
   // or stalls is named. Throws after poisoning the window, so the other members stop too.
-  void complete_window_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
-                             std::chrono::steady_clock::time_point deadline);
+  void complete_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
+                             const OpInfo& info, std::chrono::steady_clock::time_point deadline);
 
   OpQueue& queue() { return queue_; }
   // Child groups' message contexts: the same on every member, different for every child.

@@ -319,7 +319,7 @@ int LocalWindow::find_other_stamp(RoundStamp* theirs) const {
   const RoundStamp& mine = control(rank_).stamps[round_ & 1];
   for (int m = 0; m < members_; ++m) {
     const RoundStamp& stamp = control(m).stamps[round_ & 1];
-    if (stamp.seq != mine.seq || !(stamp.signature == mine.signature)) {
+    if (!(stamp == mine)) {
       *theirs = stamp;
       return m;
     }

@@ -61,10 +61,13 @@ struct WaitResult {
   std::vector<int> members;  // who exited, failed, or had not arrived
 };
 
-// What a member publishes with its arrival.
+// What a member publishes with its arrival: the call it runs and how it cuts it into rounds
+// (members that cut one call differently would read each other's slots wrongly).
 struct RoundStamp {
   transport::Signature signature;
   int64_t seq = -1;
+  uint64_t round_bytes = 0;
+  bool operator==(const RoundStamp&) const = default;
 };
 
 class LocalWindow {

@@ -27,9 +27,9 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
 }
 
 void Communicator::complete_window_round(LocalWindow& window, const OpSignature& op,
-                                         const OpInfo& info,
+                                         std::size_t round_bytes, const OpInfo& info,
                                          std::chrono::steady_clock::time_point deadline) {
-  window.arrive(RoundStamp{op.pack(), info.seq});
+  window.arrive(RoundStamp{op.pack(), info.seq, round_bytes});
   WaitResult result = window.wait_all(deadline, [this] {
     std::lock_guard lock(mutex_);
     return broken_collectives_ != nullptr;
@@ -53,6 +53,16 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
       int other = window.find_other_stamp(&theirs);
       if (other < 0) return;
       OpSignature their_op = OpSignature::unpack(theirs.signature);
+      if (theirs.seq == info.seq && theirs.signature == op.pack()) {
+        error = std::make_shared<const Error>(
+            ErrorCode::kMismatch,
+            "rank " + std::to_string(other) + " cuts " + op.describe() + " into " +
+                std::to_string(theirs.round_bytes) + "-byte rounds but rank " +
+                std::to_string(rank_) + " into " + std::to_string(round_bytes) +
+                "-byte rounds: CollectiveOptions::segment_bytes differs between ranks",
+            context_for(info));
+        break;
+      }
       error = std::make_shared<const Error>(
           ErrorCode::kMismatch,
           "rank " + std::to_string(other) + " called " + their_op.describe() + " as collective #" +

@@ -179,6 +179,17 @@ TEST(SharedMemoryCollectives, MismatchedCallsNameWhatEachRankCalled) {
   });
 }
 
+TEST(SharedMemoryCollectives, SegmentSizesThatDifferBetweenRanksAreAMismatch) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> data(100'000, 1.0f);
+    CollectiveOptions options{"", group.rank() == 0 ? std::size_t{4096} : std::size_t{0}};
+    Error error = error_of([&] { group.all_reduce(data, ReduceOp::kSum, options); });
+    EXPECT_EQ(error.code(), ErrorCode::kMismatch) << error.what();
+    EXPECT_NE(std::string(error.what()).find("segment_bytes differs"), std::string::npos)
+        << error.what();
+  });
+}
+
 TEST(SharedMemoryCollectives, TcpWhenAskedGivesTheSameResults) {
   setenv("WEFT_TRANSPORT", "tcp", 1);
   run_ranks(3, [](ProcessGroup& group) {
