@@ -1,5 +1,9 @@
 #include "coll/algorithms.h"
 
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
 #include "coll/all_gather/bruck_all_gather.h"
 #include "coll/all_gather/ring_all_gather.h"
 #include "coll/all_reduce/naive_all_reduce.h"
@@ -40,16 +44,11 @@ bool use_window(CollectiveCall& call, std::string& algorithm, Collective collect
 }
 
 std::size_t sum(const std::vector<std::size_t>& sizes) {
-  std::size_t total = 0;
-  for (std::size_t size : sizes) total += size;
-  return total;
+  return std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
 }
 
 bool all_equal(const std::vector<std::size_t>& sizes) {
-  for (std::size_t size : sizes) {
-    if (size != sizes.front()) return false;
-  }
-  return true;
+  return std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end();
 }
 
 }  // namespace

@@ -180,13 +180,7 @@ void Communicator::abort(const std::string& reason) {
     if (!aborted_) aborted_ = error;
     if (!broken_collectives_) broken_collectives_ = error;
   }
-  if (LocalWindow* window = open_window_.load(std::memory_order_acquire)) {
-    window->poison(error->code(), error->message());
-  }
-  if (HostGroups* groups = made_host_groups_.load(std::memory_order_acquire)) {
-    groups->local->fail_collectives(error);
-    if (groups->leaders) groups->leaders->fail_collectives(error);
-  }
+  tell_shared_memory_waiters(error);
   world_->transport().abort_context(context(Channel::kPointToPoint), error);
   world_->transport().abort_context(context(Channel::kCollective), error);
 }
@@ -208,6 +202,12 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
     std::lock_guard lock(mutex_);
     if (!broken_collectives_) broken_collectives_ = cause;
   }
+  tell_shared_memory_waiters(cause);
+  // Wakes this rank's pending collective receives and tells the connected members.
+  world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
+}
+
+void Communicator::tell_shared_memory_waiters(const std::shared_ptr<const Error>& cause) {
   // Members waiting in the shared-memory window learn it there (they may share no socket).
   if (LocalWindow* window = open_window_.load(std::memory_order_acquire)) {
     window->poison(cause->code(), cause->message());
@@ -217,8 +217,6 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
     groups->local->fail_collectives(cause);
     if (groups->leaders) groups->leaders->fail_collectives(cause);
   }
-  // Wakes this rank's pending collective receives and tells the connected members.
-  world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
 }
 
 void Communicator::check_not_aborted(const OpInfo& info) const {

@@ -132,6 +132,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                uint64_t context_base);
   uint64_t context(Channel channel) const { return context_base_ + static_cast<uint64_t>(channel); }
   Error describe_failure(const transport::Request& request, const OpInfo& info) const;
+  // A failure of this group reaches members waiting in its window or in its host groups.
+  void tell_shared_memory_waiters(const std::shared_ptr<const Error>& cause);
 
   std::shared_ptr<World> world_;
   std::string name_;

@@ -19,6 +19,8 @@ namespace {
 constexpr uint32_t kMagic = 0x574d4853;  // "SHMW"
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kReasonBytes = 1024;
+// Set in Header::poisoned while the first poisoner writes its reason and code.
+constexpr uint32_t kPoisonBeingWritten = 0x80000000u;
 // A sleeping waiter wakes this often to look for exits, aborts and poison.
 constexpr auto kCheckInterval = std::chrono::milliseconds(10);
 // Bounds of the adaptive spin (microseconds). When members outnumber the cores, a waiter's
@@ -269,7 +271,7 @@ bool LocalWindow::wait_for(int member, uint32_t round,
     uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
     if (poisoned) {
       result->outcome = WaitOutcome::kPoisoned;
-      result->members = {static_cast<int>(poisoned & 0x7fffffffu) - 1};
+      result->members = {static_cast<int>(poisoned & ~kPoisonBeingWritten) - 1};
       return false;
     }
     if (interrupted && interrupted()) {
@@ -336,7 +338,8 @@ void LocalWindow::poison(ErrorCode code, const std::string& reason) {
     std::size_t n = std::min(text.size(), kReasonBytes - 1);
     char staged[kReasonBytes] = {};
     std::memcpy(staged, text.data(), n);
-    if (h.poisoned.compare_exchange_strong(expected, static_cast<uint32_t>(rank_ + 1) | 0x80000000u,
+    if (h.poisoned.compare_exchange_strong(expected,
+                                           static_cast<uint32_t>(rank_ + 1) | kPoisonBeingWritten,
                                            std::memory_order_acq_rel)) {
       std::memcpy(h.reason, staged, kReasonBytes);
       h.code = static_cast<uint32_t>(code);
@@ -348,13 +351,13 @@ void LocalWindow::poison(ErrorCode code, const std::string& reason) {
 
 ErrorCode LocalWindow::poison_code() const {
   uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
-  if (poisoned == 0 || (poisoned & 0x80000000u)) return ErrorCode::kAborted;
+  if (poisoned == 0 || (poisoned & kPoisonBeingWritten)) return ErrorCode::kAborted;
   return static_cast<ErrorCode>(header().code);
 }
 
 std::string LocalWindow::poison_reason() const {
   uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
-  if (poisoned == 0 || (poisoned & 0x80000000u)) return "";
+  if (poisoned == 0 || (poisoned & kPoisonBeingWritten)) return "";
   return std::string(header().reason, strnlen(header().reason, kReasonBytes));
 }
 
