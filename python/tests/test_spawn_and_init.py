@@ -37,6 +37,40 @@ def test_spawn_names_the_failed_rank():
     assert info.value.rank == 2 and "boom on purpose" in str(info.value)
 
 
+class _RankEndingBetweenPolls:
+    """A process whose exit code appears from the third read on, as when a rank ends while
+    join is looking at the ranks (join reads each rank twice before deciding)."""
+
+    def __init__(self, code, pid, running_reads=2):
+        self.code, self.pid, self.running_reads, self.sentinel = code, pid, running_reads, None
+
+    @property
+    def exitcode(self):
+        self.running_reads -= 1
+        return None if self.running_reads >= 0 else self.code
+
+    def terminate(self):
+        pass
+
+    def join(self, timeout=None):
+        pass
+
+
+class _EmptyQueue:
+    def empty(self):
+        return True
+
+
+def test_join_does_not_take_a_rank_failing_mid_join_for_a_success(monkeypatch):
+    monkeypatch.setattr(weft._spawn.multiprocessing.connection, "wait", lambda *a, **k: [])
+    failing = _RankEndingBetweenPolls(code=1, pid=4242)
+    ended = [_RankEndingBetweenPolls(code=0, pid=4240 + r, running_reads=0) for r in range(2)]
+    spawned = weft.SpawnContext(ended + [failing], [_EmptyQueue()] * 3)
+    assert spawned.join(0) is False  # rank 2 still running at the one snapshot
+    with pytest.raises(weft.ProcessExitedException, match="rank 2 .* code 1"):
+        spawned.join(0)
+
+
 def _exits(rank):
     if rank == 1:
         os._exit(3)

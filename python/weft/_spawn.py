@@ -89,11 +89,13 @@ class SpawnContext:
         alive = [p for p in self.processes if p.exitcode is None]
         if alive:
             multiprocessing.connection.wait([p.sentinel for p in alive], timeout=timeout)
-        for rank, p in enumerate(self.processes):
-            if p.exitcode is not None and p.exitcode != 0:
+        # One snapshot: polling twice lets a rank that fails between the polls pass as a success.
+        codes = [p.exitcode for p in self.processes]
+        for rank, (p, code) in enumerate(zip(self.processes, codes)):
+            if code is not None and code != 0:
                 self._stop_all()
                 raise self._failure(rank, p)
-        if all(p.exitcode is not None for p in self.processes):
+        if all(code is not None for code in codes):
             for p in self.processes:
                 p.join()
             return True
