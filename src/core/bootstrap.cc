@@ -1,5 +1,8 @@
 #include "core/bootstrap.h"
 
+#include <optional>
+
+#include "transport/routed_transport.h"
 #include "util/deadline.h"
 #include "util/host_identity.h"
 #include "util/log.h"
@@ -41,6 +44,36 @@ std::string job_token(Store& store, int rank) {
               ErrorContext{.op = "init_process_group"});
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  for (;;) {
+    std::size_t end = text.find('\n', begin);
+    lines.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) return lines;
+    begin = end + 1;
+  }
+}
+
+// Shared memory between same-host ranks, unless WEFT_TRANSPORT=tcp or the kernel refuses.
+std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& options,
+                                                            const std::string& job_token,
+                                                            transport::MessageSink& sink) {
+  if (util::setting_choice("WEFT_TRANSPORT") == "tcp" || options.size < 2) return nullptr;
+  transport::ShmTransportOptions shm_options;
+  shm_options.rank = options.rank;
+  shm_options.world_size = options.size;
+  shm_options.job_token = job_token;
+  shm_options.single_copy = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
+  try {
+    return std::make_unique<transport::ShmTransport>(shm_options, sink);
+  } catch (const Error& e) {
+    util::log_info("rank " + std::to_string(options.rank) + ": no shared memory for messages (" +
+                   e.message() + "); TCP only");
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 util::SocketAddress choose_listen_address(const std::string& route_hint) {
@@ -59,6 +92,7 @@ util::SocketAddress choose_listen_address(const std::string& route_hint) {
 Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   // Read here so that a typo is an error at init, not at the first collective.
   util::setting_choice("WEFT_TRANSPORT");
+  util::setting_choice("WEFT_SHM_SINGLE_COPY");
   Store& store = *options.store;
   auto deadline = util::deadline_after(options.timeout);
   store.set_timeout(options.timeout);
@@ -69,13 +103,15 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   transport_options.job_token = job_token(store, options.rank);
   transport_options.listen_address = choose_listen_address(options.route_hint);
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
-  Rendezvous result;
-  result.transport = std::make_unique<transport::TcpTransport>(transport_options);
+  auto tcp = std::make_unique<transport::TcpTransport>(transport_options);
+  std::unique_ptr<transport::ShmTransport> shm =
+      make_shm_transport(options, transport_options.job_token, *tcp);
 
-  std::string me = result.transport->listen_address().to_string() + "\n" + util::host_identity();
+  std::string me = tcp->listen_address().to_string() + "\n" + util::host_identity();
+  if (shm) me += "\n" + shm->address().to_string();
   store.set(peer_key(options.rank), to_bytes(me));
   util::log_info("rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
-                 " listens on " + result.transport->listen_address().to_string());
+                 " listens on " + tcp->listen_address().to_string());
 
   std::vector<std::string> keys;
   for (int rank = 0; rank < options.size; ++rank) keys.push_back(peer_key(rank));
@@ -87,14 +123,27 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   }
   std::vector<Bytes> values = store.multi_get(keys);
   std::vector<util::SocketAddress> addresses;
+  std::vector<std::optional<transport::MailboxAddress>> mailboxes(options.size);
+  Rendezvous result;
   for (int rank = 0; rank < options.size; ++rank) {
-    std::string text = to_string(values[rank]);
-    auto newline = text.find('\n');
-    auto [host, port] = util::split_host_port(text.substr(0, newline), peer_key(rank));
+    std::vector<std::string> lines = lines_of(to_string(values[rank]));
+    auto [host, port] = util::split_host_port(lines[0], peer_key(rank));
     addresses.push_back(util::resolve(host, port));
-    result.hosts.push_back(newline == std::string::npos ? "" : text.substr(newline + 1));
+    result.hosts.push_back(lines.size() > 1 ? lines[1] : "");
+    transport::MailboxAddress mailbox;
+    if (lines.size() > 2 && transport::MailboxAddress::parse(lines[2], &mailbox)) {
+      mailboxes[rank] = mailbox;
+    }
   }
-  result.transport->set_peer_addresses(std::move(addresses));
+  tcp->set_peer_addresses(std::move(addresses));
+  if (shm) {
+    // Only ranks of this host are reached through shared memory.
+    for (int rank = 0; rank < options.size; ++rank) {
+      if (result.hosts[rank] != result.hosts[options.rank]) mailboxes[rank].reset();
+    }
+    shm->set_local_peers(mailboxes);
+  }
+  result.transport = std::make_unique<transport::RoutedTransport>(std::move(tcp), std::move(shm));
   return result;
 }
 

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "core/world.h"
+#include "transport/routed_transport.h"
 
 namespace weft::core {
 
 struct Rendezvous {
-  std::unique_ptr<transport::TcpTransport> transport;
+  std::unique_ptr<transport::RoutedTransport> transport;
   std::vector<std::string> hosts;  // host identity per rank
 };
 

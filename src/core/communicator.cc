@@ -1,6 +1,7 @@
 #include "core/communicator.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "util/deadline.h"
 #include "util/settings.h"
@@ -134,7 +135,15 @@ ErrorContext Communicator::context_for(const OpInfo& info) const {
 void Communicator::wait(transport::Request& request, const OpInfo& info,
                         std::chrono::steady_clock::time_point deadline) {
   transport::Transport& transport = world_->transport();
-  if (!request.wait(deadline, world_->spin_us(), [&] { transport.poll(request); })) {
+  transport.start_polling();
+  bool polling = true;
+  auto stop_polling = [&] {
+    if (std::exchange(polling, false)) transport.stop_polling();
+  };
+  bool done = request.wait(
+      deadline, world_->spin_us(), [&] { transport.poll(request); }, stop_polling);
+  stop_polling();
+  if (!done) {
     std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
     std::string what = request.kind == transport::Request::Kind::kRecv

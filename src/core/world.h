@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/tcp/tcp_transport.h"
+#include "transport/routed_transport.h"
 #include "weft/store.h"
 #include "weft/tcp_store_server.h"
 
@@ -67,7 +67,7 @@ class World {
   // Destruction order matters: transport first, then the store client, then the server.
   std::unique_ptr<TcpStoreServer> store_server_;
   std::shared_ptr<Store> store_;
-  std::unique_ptr<transport::TcpTransport> transport_;
+  std::unique_ptr<transport::RoutedTransport> transport_;
 
   // Recursive: delivering a failure may abort a context, which delivers again on this thread.
   // Raw pointers, not shared ones: a failure delivered on the transport's thread must never

@@ -5,13 +5,17 @@
 namespace weft::transport {
 
 bool Request::wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us,
-                   const std::function<void()>& poll) {
+                   const std::function<void()>& poll, const std::function<void()>& before_sleep) {
   auto progressed = [&] {
     if (done()) return true;
     if (poll) poll();
     return done();
   };
   if (util::spin_until(progressed, spin_us)) return true;
+  if (before_sleep) {
+    before_sleep();
+    if (done()) return true;
+  }
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline) return done();
     sleepers_.fetch_add(1, std::memory_order_seq_cst);

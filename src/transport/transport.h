@@ -45,6 +45,11 @@ class Transport {
   // what its peer has sent, writes what is queued), so that a thread waiting for it does not
   // have to be woken by the transport's own thread. Never blocks; may do nothing.
   virtual void poll(Request& request) = 0;
+  // A thread about to poll (spin on a request) says so, and says when it stops, before it
+  // sleeps: a transport whose messages nobody notices unless someone looks wakes its own
+  // thread only when no thread polls. Calls nest per thread: one stop for each start.
+  virtual void start_polling() {}
+  virtual void stop_polling() {}
 
   virtual void abort_context(uint64_t context, std::shared_ptr<const Error> reason) = 0;
   virtual void set_listener(TransportListener listener) = 0;

@@ -27,6 +27,10 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp",
        "Transport between ranks. auto: shared memory between ranks of one host, TCP between "
        "hosts; tcp: TCP only."},
+      {"WEFT_SHM_SINGLE_COPY", SettingType::kChoice, "auto", "auto|off",
+       "Large messages between ranks of one host. auto: the receiver reads them straight from "
+       "the sender's memory (process_vm_readv) where the kernel allows it, else they are copied "
+       "through shared memory; off: always copied through shared memory."},
       {"WEFT_HOST_ID", SettingType::kString, "", "",
        "This process's host identity, as ranks compare it to find who shares a host. Empty: "
        "hostname, boot id and network namespace. Set it to make ranks of one machine act as "

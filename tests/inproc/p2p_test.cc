@@ -1,8 +1,12 @@
-// Point-to-point between ranks that are threads: ordering, any source, sizes, batches, errors.
+// Point-to-point between ranks that are threads: ordering, any source, sizes, batches, errors;
+// every test over each path a message can take between two ranks of one host: TCP, shared
+// memory with single-copy reads (process_vm_readv), shared memory copied through the ring.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <numeric>
+#include <optional>
+#include <thread>
 
 #include "support/thread_ranks.h"
 
@@ -19,7 +23,24 @@ std::vector<int32_t> make_data(int seed, int rank, std::size_t count) {
   return data;
 }
 
-TEST(PointToPoint, BlockingSendRecvMovesTheData) {
+// Sets the variables that pick a path for the length of a test.
+class PathTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const std::string& path = GetParam();
+    setenv("WEFT_TRANSPORT", path == "tcp" ? "tcp" : "auto", 1);
+    setenv("WEFT_SHM_SINGLE_COPY", path == "shm_copy_through" ? "off" : "auto", 1);
+  }
+  void TearDown() override {
+    unsetenv("WEFT_TRANSPORT");
+    unsetenv("WEFT_SHM_SINGLE_COPY");
+  }
+};
+
+class PointToPoint : public PathTest {};
+class PointToPointErrors : public PathTest {};
+
+TEST_P(PointToPoint, BlockingSendRecvMovesTheData) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<float> tensor(1, 0.0f);
     if (group.rank() == 0) {
@@ -33,7 +54,7 @@ TEST(PointToPoint, BlockingSendRecvMovesTheData) {
   });
 }
 
-TEST(PointToPoint, MessagesWithOneTagArriveInOrder) {
+TEST_P(PointToPoint, MessagesWithOneTagArriveInOrder) {
   constexpr int kMessages = 200;
   run_ranks(2, [](ProcessGroup& group) {
     if (group.rank() == 0) {
@@ -52,7 +73,7 @@ TEST(PointToPoint, MessagesWithOneTagArriveInOrder) {
   });
 }
 
-TEST(PointToPoint, TagsAreMatchedIndependently) {
+TEST_P(PointToPoint, TagsAreMatchedIndependently) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<int32_t> a{1, 2, 3}, b{4, 5, 6};
     if (group.rank() == 0) {
@@ -68,7 +89,7 @@ TEST(PointToPoint, TagsAreMatchedIndependently) {
   });
 }
 
-TEST(PointToPoint, AnySourceReportsTheSender) {
+TEST_P(PointToPoint, AnySourceReportsTheSender) {
   run_ranks(4, [](ProcessGroup& group) {
     if (group.rank() != 0) {
       std::vector<int64_t> mine{group.rank() * 10};
@@ -87,7 +108,7 @@ TEST(PointToPoint, AnySourceReportsTheSender) {
   });
 }
 
-TEST(PointToPoint, ZeroLengthMessages) {
+TEST_P(PointToPoint, ZeroLengthMessages) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<float> empty;
     if (group.rank() == 0) {
@@ -98,7 +119,7 @@ TEST(PointToPoint, ZeroLengthMessages) {
   });
 }
 
-TEST(PointToPoint, LargeMessage256MiB) {
+TEST_P(PointToPoint, LargeMessage256MiB) {
   constexpr std::size_t kCount = (256u << 20) / sizeof(int32_t);
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<int32_t> data(kCount);
@@ -116,7 +137,7 @@ TEST(PointToPoint, LargeMessage256MiB) {
   });
 }
 
-TEST(PointToPoint, SendToSelf) {
+TEST_P(PointToPoint, SendToSelf) {
   run_ranks(1, [](ProcessGroup& group) {
     std::vector<double> out{1.5, 2.5}, in(2);
     auto receive = group.irecv(in, 0);
@@ -126,7 +147,7 @@ TEST(PointToPoint, SendToSelf) {
   });
 }
 
-TEST(PointToPoint, ChainPassesATokenAlong) {
+TEST_P(PointToPoint, ChainPassesATokenAlong) {
   // Seed 003's chain 0 -> 1 -> 2, each adding its rank.
   run_ranks(3, [](ProcessGroup& group) {
     std::vector<int32_t> token{0};
@@ -139,7 +160,7 @@ TEST(PointToPoint, ChainPassesATokenAlong) {
   });
 }
 
-TEST(PointToPoint, BatchExchangeInARingDoesNotDeadlock) {
+TEST_P(PointToPoint, BatchExchangeInARingDoesNotDeadlock) {
   for (int world : {2, 3, 5}) {
     run_ranks(world, [](ProcessGroup& group) {
       int right = (group.rank() + 1) % group.size();
@@ -155,7 +176,7 @@ TEST(PointToPoint, BatchExchangeInARingDoesNotDeadlock) {
   }
 }
 
-TEST(PointToPoint, WorkReportsCompletion) {
+TEST_P(PointToPoint, WorkReportsCompletion) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<int16_t> data(64, static_cast<int16_t>(group.rank()));
     if (group.rank() == 1) {
@@ -171,7 +192,7 @@ TEST(PointToPoint, WorkReportsCompletion) {
   });
 }
 
-TEST(PointToPointErrors, InvalidArgumentsAreRefusedBeforeSending) {
+TEST_P(PointToPointErrors, InvalidArgumentsAreRefusedBeforeSending) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<float> data(4);
     EXPECT_EQ(error_of([&] { group.send(data, 2); }).code(), ErrorCode::kInvalidArgument);
@@ -199,7 +220,7 @@ TEST(PointToPointErrors, InvalidArgumentsAreRefusedBeforeSending) {
   });
 }
 
-TEST(PointToPointErrors, DtypeOrCountMismatchIsReportedNotWritten) {
+TEST_P(PointToPointErrors, DtypeOrCountMismatchIsReportedNotWritten) {
   run_ranks(2, [](ProcessGroup& group) {
     if (group.rank() == 0) {
       std::vector<float> four(4, 1.0f);
@@ -222,7 +243,7 @@ TEST(PointToPointErrors, DtypeOrCountMismatchIsReportedNotWritten) {
   });
 }
 
-TEST(PointToPointErrors, AStuckPeerIsATimeoutNamingIt) {
+TEST_P(PointToPointErrors, AStuckPeerIsATimeoutNamingIt) {
   testing::ThreadRanksOptions options;
   options.timeout = std::chrono::milliseconds(800);
   run_ranks(
@@ -244,7 +265,7 @@ TEST(PointToPointErrors, AStuckPeerIsATimeoutNamingIt) {
       options);
 }
 
-TEST(PointToPointErrors, WaitWithATimeoutCancelsTheReceive) {
+TEST_P(PointToPointErrors, WaitWithATimeoutCancelsTheReceive) {
   run_ranks(2, [](ProcessGroup& group) {
     std::vector<int32_t> data(2, -1);
     if (group.rank() == 1) {
@@ -266,7 +287,7 @@ TEST(PointToPointErrors, WaitWithATimeoutCancelsTheReceive) {
   });
 }
 
-TEST(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
+TEST_P(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
   run_ranks(3, [](ProcessGroup& group) {
     std::vector<float> data(1);
     if (group.rank() == 0) {
@@ -282,6 +303,82 @@ TEST(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
     EXPECT_NE(std::string(error.what()).find("test abort"), std::string::npos) << error.what();
   });
 }
+
+// Sizes on both sides of every boundary of the shared-memory path (inline, single copy,
+// chunks), all on one tag and in both directions at once: each arrives whole, in order.
+TEST_P(PointToPoint, EverySizeArrivesWholeAndInOrderBothWays) {
+  const std::vector<std::size_t> counts = {0,        1,     4095,    4096,    4097,
+                                           8192 + 3, 65536, 250'000, 1 << 20, 3};
+  run_ranks(2, [&](ProcessGroup& group) {
+    int other = 1 - group.rank();
+    std::vector<std::vector<int32_t>> out, in;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      out.push_back(make_data(static_cast<int>(i), group.rank(), counts[i]));
+      in.emplace_back(counts[i], -1);
+    }
+    std::vector<std::shared_ptr<Work>> works;
+    for (std::size_t i = 0; i < counts.size(); ++i) works.push_back(group.isend(out[i], other, 3));
+    for (std::size_t i = 0; i < counts.size(); ++i) works.push_back(group.irecv(in[i], other, 3));
+    for (auto& work : works) work->wait();
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      EXPECT_EQ(in[i], make_data(static_cast<int>(i), other, counts[i])) << "message " << i;
+    }
+  });
+}
+
+// Far more than a ring holds, sent before the receiver posts anything: the sender queues, the
+// receiver's progress makes room, nothing is lost or reordered.
+TEST_P(PointToPoint, ABurstLargerThanTheRingIsDeliveredInOrder) {
+  constexpr int kMessages = 3000;
+  run_ranks(2, [](ProcessGroup& group) {
+    if (group.rank() == 0) {
+      std::vector<std::vector<int32_t>> data;
+      for (int i = 0; i < kMessages; ++i) data.push_back(make_data(i, 0, 64 + i % 50));
+      std::vector<std::shared_ptr<Work>> works;
+      for (int i = 0; i < kMessages; ++i) works.push_back(group.isend(data[i], 1, 8));
+      for (auto& work : works) work->wait();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      for (int i = 0; i < kMessages; ++i) {
+        std::vector<int32_t> got(64 + i % 50);
+        group.recv(got, 0, 8);
+        ASSERT_EQ(got, make_data(i, 0, 64 + i % 50)) << "message " << i;
+      }
+    }
+  });
+}
+
+// A receive from anyone takes messages of every size from several senders (a tag per round,
+// small and large rounds alternating).
+TEST_P(PointToPoint, AnySourceTakesLargeAndSmallMessagesFromEverySender) {
+  constexpr int kRounds = 4;
+  auto count_of = [](int round) -> std::size_t { return round % 2 ? 70'000 : 5; };
+  run_ranks(4, [&](ProcessGroup& group) {
+    if (group.rank() != 0) {
+      for (int round = 0; round < kRounds; ++round) {
+        group.send(make_data(round, group.rank(), count_of(round)), 0, 10 + round);
+      }
+      return;
+    }
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<int> senders;
+      for (int i = 0; i < 3; ++i) {
+        std::vector<int32_t> buffer(count_of(round), -1);
+        int sender = group.recv(buffer, kAnySource, 10 + round);
+        EXPECT_EQ(buffer, make_data(round, sender, count_of(round))) << "round " << round;
+        senders.push_back(sender);
+      }
+      std::sort(senders.begin(), senders.end());
+      EXPECT_EQ(senders, (std::vector<int>{1, 2, 3})) << "round " << round;
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, PointToPoint, ::testing::Values("tcp", "shm", "shm_copy_through"),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Paths, PointToPointErrors,
+                         ::testing::Values("tcp", "shm", "shm_copy_through"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace weft

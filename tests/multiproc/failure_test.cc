@@ -70,6 +70,15 @@ TEST(PeerFailure, SurvivorsOfADeathDuringAReceiveFailFastNamingThePeer) {
   EXPECT_EQ(job.ranks[2]->wait(std::chrono::seconds(5)).signal, SIGKILL);
 }
 
+TEST(PeerFailure, AReceiverDyingDuringALargeSameHostSendFailsTheSenderNamingIt) {
+  for (const char* single_copy : {"auto", "off"}) {
+    Job job;
+    job.start("receiver_dies_during_large_send", 2, {{"WEFT_SHM_SINGLE_COPY", single_copy}});
+    expect_fast_failure_naming(job.ranks[0]->wait(std::chrono::seconds(30)), 0, "rank 1");
+    EXPECT_EQ(job.ranks[1]->wait(std::chrono::seconds(5)).signal, SIGKILL);
+  }
+}
+
 TEST(PeerFailure, APeerThatDiedBeforeAnyConnectionIsNoticed) {
   Job job;
   job.start("peer_dies_before_connecting", 3);
@@ -149,6 +158,33 @@ TEST(Hierarchical, TwoHostsWithInterleavedRanks) { run_on_hosts({"a", "b", "a", 
 TEST(Hierarchical, ThreeHostsOfUnequalSize) { run_on_hosts({"a", "a", "b", "c", "c", "c"}); }
 
 TEST(Hierarchical, AHostPerRankNeedsNoHierarchy) { run_on_hosts({"a", "b", "c"}); }
+
+// Ranks of one host talk through shared memory without being asked, and say so at INFO: one
+// copy where the kernel allows process_vm_readv, a copy through shared memory when told not
+// to; WEFT_TRANSPORT=tcp keeps them on TCP.
+TEST(SameHost, PointToPointTakesSharedMemoryAndLogsTheChoice) {
+  struct Case {
+    std::map<std::string, std::string> env;
+    std::string logged;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{{"WEFT_DEBUG", "info"}}, "(process_vm_readv, one copy)"},
+           {{{"WEFT_DEBUG", "info"}, {"WEFT_SHM_SINGLE_COPY", "off"}}, "WEFT_SHM_SINGLE_COPY=off"},
+           {{{"WEFT_DEBUG", "info"}, {"WEFT_TRANSPORT", "tcp"}}, ""}}) {
+    Job job;
+    job.start("same_host_exchange", 2, c.env);
+    for (int rank = 0; rank < 2; ++rank) {
+      ChildResult result = job.ranks[rank]->wait(std::chrono::seconds(30));
+      EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+      EXPECT_NE(result.out.find("RESULT ok"), std::string::npos) << result.out;
+      bool said_shm = result.err.find("through shared memory: messages up to") != std::string::npos;
+      EXPECT_EQ(said_shm, !c.logged.empty()) << result.err;
+      if (!c.logged.empty()) {
+        EXPECT_NE(result.err.find(c.logged), std::string::npos) << result.err;
+      }
+    }
+  }
+}
 
 TEST(PeerFailure, AStuckPeerIsATimeoutNamingIt) {
   Job job;

@@ -102,26 +102,11 @@ void TcpTransport::post_send(const RequestPtr& request) {
   header.operation_tagged = request->operation_tagged;
 
   if (request->peer == options_.rank) {
-    // A message to ourselves never touches a socket: hand it to the matcher directly.
-    RequestPtr receive;
-    {
-      std::lock_guard lock(mutex_);
-      receive = matcher_.take_posted(header);
-      if (!receive) {
-        UnexpectedMessage* message = matcher_.add_unexpected(header);
-        if (header.bytes) std::memcpy(message->buffer.get(), request->data, header.bytes);
-        message->complete = true;
-      }
-    }
-    if (receive) {
-      if (auto error = check_fit(*receive, header)) {
-        receive->fail(error);
-      } else {
-        if (header.bytes) std::memcpy(receive->data, request->data, header.bytes);
-        receive->source = options_.rank;
-        receive->complete();
-      }
-    }
+    // A message to ourselves never touches a socket.
+    deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+      std::memcpy(destination, request->data, header.bytes);
+      return nullptr;
+    });
     request->complete();
     return;
   }
@@ -202,6 +187,62 @@ void TcpTransport::post_recv(const RequestPtr& request) {
   matcher_.add_posted(request);
   // Connecting now means a dead sender is noticed (refused, or reset) instead of waited for.
   if (peer != kAnyPeer && peer != options_.rank) sender_for_locked(peer);
+}
+
+void TcpTransport::deliver(const FrameHeader& header, const PayloadFill& fill) {
+  RequestPtr receive;
+  RequestPtr conflicting;
+  std::shared_ptr<const Error> mismatch;
+  std::shared_ptr<const Error> lost;
+  {
+    std::lock_guard lock(mutex_);
+    receive = matcher_.take_posted(header);
+    if (receive) {
+      mismatch = check_fit(*receive, header);
+    } else {
+      if ((conflicting = matcher_.take_conflicting_posted(header))) {
+        mismatch = check_fit(*conflicting, header);
+      }
+      UnexpectedMessage* message = matcher_.add_unexpected(header);
+      if (header.bytes) lost = fill(message->buffer.get());
+      if (lost) {
+        matcher_.erase_unexpected(message);
+      } else {
+        message->complete = true;
+      }
+    }
+  }
+  if (lost) {
+    util::log_warn("rank " + std::to_string(options_.rank) + " lost a message from rank " +
+                   std::to_string(header.source) +
+                   " that nobody waited for yet: " + lost->message());
+  }
+  if (conflicting) conflicting->fail(mismatch);  // the message itself waits, unexpected
+  if (!receive) return;
+  if (mismatch) {
+    receive->fail(mismatch);  // the message is dropped
+    return;
+  }
+  if (header.bytes) {
+    if (auto error = fill(receive->data)) {
+      receive->fail(error);
+      return;
+    }
+  }
+  receive->source = static_cast<int>(header.source);
+  receive->complete();
+}
+
+void TcpTransport::connect_to(int peer) {
+  std::lock_guard lock(mutex_);
+  if (shutting_down_ || peer == options_.rank || peers_[peer]->failed.load()) return;
+  sender_for_locked(peer);
+}
+
+void TcpTransport::set_peer_leaving_hook(
+    std::function<void(int peer, const std::shared_ptr<const Error>& why)> hook) {
+  std::lock_guard lock(mutex_);
+  peer_leaving_hook_ = std::move(hook);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -824,6 +865,15 @@ void TcpTransport::drop_stale_handshakes() {
 // ------------------------------------------------------------------------------------------
 
 void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool flood) {
+  std::function<void(int, const std::shared_ptr<const Error>&)> leaving;
+  {
+    std::lock_guard lock(mutex_);
+    if (peers_[peer]->failed.load()) return;
+    leaving = peer_leaving_hook_;
+  }
+  // What the peer sent by another path before it left is delivered before anything pending
+  // with it is declared lost.
+  if (leaving) leaving(peer, error);
   std::list<RequestPtr> victims;
   TransportListener listener;
   {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 
 #include "transport/buffer_pool.h"
 #include "transport/matcher.h"
+#include "transport/message_sink.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/transport.h"
 #include "util/socket.h"
@@ -42,7 +44,7 @@ struct TcpTransportOptions {
   std::chrono::milliseconds handshake_timeout{10'000};
 };
 
-class TcpTransport final : public Transport {
+class TcpTransport final : public Transport, public MessageSink {
  public:
   explicit TcpTransport(const TcpTransportOptions& options);
   ~TcpTransport() override;
@@ -62,6 +64,15 @@ class TcpTransport final : public Transport {
   void set_listener(TransportListener listener) override;
   std::string peer_address(int peer) const override;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
+
+  // Messages that came by another path (shared memory) meet the receives posted here.
+  void deliver(const FrameHeader& header, const PayloadFill& fill) override;
+  // Connects to a peer we talk to by another path, so that its death is noticed here.
+  void connect_to(int peer);
+  // Called (once per peer, on the thread that notices) before the requests pending with a peer
+  // that left or died are failed.
+  void set_peer_leaving_hook(
+      std::function<void(int peer, const std::shared_ptr<const Error>& why)> hook);
 
  private:
   struct Peer {
@@ -130,6 +141,7 @@ class TcpTransport final : public Transport {
   BufferPool pool_;
   Matcher matcher_{pool_};
   TransportListener listener_;
+  std::function<void(int, const std::shared_ptr<const Error>&)> peer_leaving_hook_;
   bool shutting_down_ = false;
 
   std::chrono::steady_clock::time_point last_handshake_sweep_;  // event loop only

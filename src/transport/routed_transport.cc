@@ -1,0 +1,63 @@
+#include "transport/routed_transport.h"
+
+namespace weft::transport {
+
+RoutedTransport::RoutedTransport(std::unique_ptr<TcpTransport> tcp,
+                                 std::unique_ptr<ShmTransport> shm)
+    : tcp_(std::move(tcp)),
+      shm_(std::move(shm)),
+      watched_(new std::atomic<bool>[tcp_->world_size()]()) {
+  if (!shm_) return;
+  ShmTransport* shm_path = shm_.get();
+  tcp_->set_peer_leaving_hook([shm_path](int peer, const std::shared_ptr<const Error>& error) {
+    shm_path->drain_from(peer);
+    shm_path->fail_peer(peer, error);
+  });
+}
+
+RoutedTransport::~RoutedTransport() {
+  shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+}
+
+void RoutedTransport::post_send(const RequestPtr& request) {
+  int peer = request->peer;
+  if (!via_shm(peer)) {
+    tcp_->post_send(request);
+    return;
+  }
+  // Shared memory says nothing when the peer dies; its TCP connection does.
+  if (!watched_[peer].load(std::memory_order_relaxed) && !watched_[peer].exchange(true)) {
+    tcp_->connect_to(peer);
+  }
+  shm_->post_send(request);
+}
+
+bool RoutedTransport::cancel(Request& request, std::shared_ptr<const Error> reason) {
+  if (request.kind == Request::Kind::kSend && via_shm(request.peer)) {
+    return shm_->cancel(request, std::move(reason));
+  }
+  return tcp_->cancel(request, std::move(reason));
+}
+
+void RoutedTransport::poll(Request& request) {
+  if (shm_) shm_->progress();
+  // A socket read per poll would slow a same-host wait down for nothing.
+  if (!via_shm(request.peer) || request.peer < 0) tcp_->poll(request);
+}
+
+void RoutedTransport::start_polling() {
+  if (shm_) shm_->start_polling();
+}
+
+void RoutedTransport::stop_polling() {
+  if (shm_) shm_->stop_polling();
+}
+
+void RoutedTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
+  // What is queued in shared memory goes before TCP says goodbye: a peer drains our ring when
+  // it hears we left.
+  if (shm_) shm_->shutdown(flush_deadline);
+  tcp_->shutdown(flush_deadline);
+}
+
+}  // namespace weft::transport

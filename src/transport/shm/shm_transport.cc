@@ -1,0 +1,492 @@
+#include "transport/shm/shm_transport.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "transport/shm/cross_memory.h"
+#include "util/futex.h"
+#include "util/log.h"
+
+namespace weft::transport {
+
+namespace {
+
+enum RecordKind : uint32_t {
+  kInline = 1,      // FrameHeader, payload
+  kOffer = 2,       // FrameHeader, OfferBody: read the payload from the sender's memory
+  kFirstChunk = 3,  // FrameHeader, the payload's first bytes
+  kNextChunk = 4,   // more of the payload
+};
+
+struct OfferBody {
+  uint64_t address;
+  uint32_t slot;
+  uint32_t generation;
+};
+
+constexpr std::size_t kChunkBytes = 32 << 10;
+constexpr auto kProgressTick = std::chrono::milliseconds(50);
+
+uint64_t offer_word(uint32_t generation, OfferState state) {
+  return (uint64_t{generation} << 2) | static_cast<uint64_t>(state);
+}
+
+FrameHeader header_of(const Request& request, int rank) {
+  FrameHeader header;
+  header.kind = FrameKind::kData;
+  header.source = static_cast<uint32_t>(rank);
+  header.context = request.context;
+  header.tag = request.tag;
+  header.bytes = request.bytes;
+  header.signature = request.signature;
+  header.operation_tagged = request.operation_tagged;
+  return header;
+}
+
+std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::string& what) {
+  ErrorContext context;
+  context.peer = peer;
+  return std::make_shared<const Error>(code, what, context);
+}
+
+}  // namespace
+
+ShmTransport::ShmTransport(const ShmTransportOptions& options, MessageSink& sink)
+    : options_(options), sink_(sink) {
+  mailbox_ = Mailbox::create(options.world_size, options.ring_capacity, options.job_token);
+  for (int peer = 0; peer < options.world_size; ++peer) {
+    outbound_.push_back(std::make_unique<Outbound>());
+    inbound_.push_back(std::make_unique<Inbound>());
+  }
+  for (int slot = kOfferSlots - 1; slot >= 0; --slot) free_slots_.push_back(slot);
+}
+
+ShmTransport::~ShmTransport() {
+  shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+}
+
+void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes) {
+  std::string over_shm, refused, single_copy_refused;
+  int single_copy_peers = 0;
+  for (int peer = 0; peer < options_.world_size; ++peer) {
+    if (peer == options_.rank || !mailboxes[peer]) continue;
+    const MailboxAddress& address = *mailboxes[peer];
+    inbound_[peer]->local = true;
+    inbound_[peer]->ring = mailbox_.ring(peer);
+    local_peers_.push_back(peer);
+    Outbound& out = *outbound_[peer];
+    try {
+      out.mailbox =
+          Mailbox::attach(address, options_.world_size, options_.ring_capacity, options_.job_token);
+    } catch (const Error& e) {
+      refused += " " + std::to_string(peer) + " (" + e.message() + ")";
+      continue;
+    }
+    out.ring = out.mailbox.ring(options_.rank);
+    out.reachable = true;
+    over_shm += " " + std::to_string(peer);
+    if (!options_.single_copy) continue;
+    // We read from the peer when it sends to us: say so in our ring for it.
+    int error = probe_process_memory(address.pid, address.address, out.mailbox.header().magic);
+    if (error == 0) {
+      mailbox_.ring(peer).control().receiver_can_pull.store(1, std::memory_order_release);
+      ++single_copy_peers;
+    } else if (single_copy_refused.empty()) {
+      single_copy_refused = std::strerror(error);
+    }
+  }
+  if (local_peers_.empty()) return;
+  std::string me = "rank " + std::to_string(options_.rank);
+  if (!over_shm.empty()) {
+    std::string large =
+        !options_.single_copy ? "copied through shared memory (WEFT_SHM_SINGLE_COPY=off)"
+        : single_copy_refused.empty()
+            ? "read by the receiver straight from the sender (process_vm_readv, one copy)"
+            : "copied through shared memory (process_vm_readv refused: " + single_copy_refused +
+                  ")";
+    util::log_info(me + " talks to same-host ranks" + over_shm +
+                   " through shared memory: messages up to " + std::to_string(kInlineBytes) +
+                   " bytes through rings, larger ones " + large);
+  }
+  if (!refused.empty()) {
+    util::log_info(me + " sends to same-host ranks" + refused + " over TCP");
+  }
+  progress_thread_ = std::thread([this] { run_progress(); });
+}
+
+// ------------------------------------------------------------------------------------------
+// Sending
+// ------------------------------------------------------------------------------------------
+
+void ShmTransport::post_send(const RequestPtr& request) {
+  int peer = request->peer;
+  Outbound& out = *outbound_[peer];
+  std::unique_lock lock(out.mutex);
+  if (out.failure || stopping_.load()) {
+    auto error = out.failure ? out.failure
+                             : std::make_shared<const Error>(ErrorCode::kAborted,
+                                                             "the transport is shutting down");
+    lock.unlock();
+    request->fail(error);
+    return;
+  }
+  out.queue.push_back(PendingSend{request});
+  flush_locked(peer, out);
+}
+
+bool ShmTransport::flush_locked(int peer, Outbound& out) {
+  bool moved = false;
+  while (!out.queue.empty()) {
+    if (!write_send(peer, out, out.queue.front())) {
+      // The receiver wakes us when it makes room; look once more in case it already did.
+      out.ring.control().producer_waiting.store(1, std::memory_order_seq_cst);
+      if (!write_send(peer, out, out.queue.front())) break;
+    }
+    out.queue.pop_front();
+    moved = true;
+  }
+  if (moved) out.mailbox.notify();
+  return moved;
+}
+
+bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
+  Request* request = send.request.get();
+  std::size_t bytes = request ? request->bytes : send.owned.size();
+  const uint8_t* payload =
+      send.owned.empty() ? static_cast<const uint8_t*>(request->data) : send.owned.data();
+  if (!send.started) {
+    FrameHeader header = header_of(*request, options_.rank);
+    if (bytes <= kInlineBytes) {
+      uint8_t* body = out.ring.reserve(kInline, kFrameHeaderBytes + bytes);
+      if (!body) return false;
+      encode(header, body);
+      if (bytes) std::memcpy(body + kFrameHeaderBytes, payload, bytes);
+      out.ring.commit();
+      request->complete();
+      return true;
+    }
+    if (options_.single_copy &&
+        out.ring.control().receiver_can_pull.load(std::memory_order_acquire)) {
+      if (try_offer(peer, out, header, *request, send.request)) return true;
+    }
+    std::size_t chunk = std::min(bytes, kChunkBytes);
+    uint8_t* body = out.ring.reserve(kFirstChunk, kFrameHeaderBytes + chunk);
+    if (!body) return false;
+    encode(header, body);
+    std::memcpy(body + kFrameHeaderBytes, payload, chunk);
+    out.ring.commit();
+    send.written = chunk;
+    send.started = true;
+  }
+  while (send.written < bytes) {
+    std::size_t chunk = std::min(bytes - send.written, kChunkBytes);
+    uint8_t* body = out.ring.reserve(kNextChunk, chunk);
+    if (!body) return false;
+    std::memcpy(body, payload + send.written, chunk);
+    out.ring.commit();
+    send.written += chunk;
+  }
+  if (request) request->complete();
+  return true;
+}
+
+bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header, Request& request,
+                             const RequestPtr& owner) {
+  std::lock_guard lock(offers_mutex_);
+  if (free_slots_.empty()) return false;  // many offers in flight: copy this one through
+  uint8_t* body = out.ring.reserve(kOffer, kFrameHeaderBytes + sizeof(OfferBody));
+  if (!body) return false;
+  int slot = free_slots_.back();
+  free_slots_.pop_back();
+  uint32_t generation = ++generations_[slot] & 0x3fffffffu;
+  mailbox_.header().offers[slot].store(offer_word(generation, OfferState::kPending),
+                                       std::memory_order_release);
+  encode(header, body);
+  OfferBody offer{reinterpret_cast<uint64_t>(request.data), static_cast<uint32_t>(slot),
+                  generation};
+  std::memcpy(body + kFrameHeaderBytes, &offer, sizeof offer);
+  out.ring.commit();
+  offers_.push_back(Offer{owner, peer, slot, generation});
+  return true;
+}
+
+bool ShmTransport::complete_offers(bool wait_for_lock) {
+  std::vector<RequestPtr> done;
+  {
+    std::unique_lock lock(offers_mutex_, std::defer_lock);
+    if (wait_for_lock) {
+      lock.lock();
+    } else if (!lock.try_lock()) {
+      return false;
+    }
+    if (offers_.empty()) return false;
+    for (auto it = offers_.begin(); it != offers_.end();) {
+      uint64_t word = mailbox_.header().offers[it->slot].load(std::memory_order_acquire);
+      if (word != offer_word(it->generation, OfferState::kDone)) {
+        ++it;
+        continue;
+      }
+      mailbox_.header().offers[it->slot].store(offer_word(it->generation, OfferState::kFree),
+                                               std::memory_order_relaxed);
+      free_slots_.push_back(it->slot);
+      done.push_back(std::move(it->request));
+      it = offers_.erase(it);
+    }
+  }
+  for (const RequestPtr& request : done) request->complete();
+  return !done.empty();
+}
+
+bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason) {
+  if (request.done() || !reaches(request.peer)) return false;
+  Outbound& out = *outbound_[request.peer];
+  {
+    std::lock_guard lock(out.mutex);
+    for (auto it = out.queue.begin(); it != out.queue.end(); ++it) {
+      if (it->request.get() != &request) continue;
+      if (!it->started) {
+        out.queue.erase(it);
+      } else {
+        // Half written: the rest must still go, from our own copy.
+        auto* data = static_cast<const uint8_t*>(request.data);
+        it->owned.assign(data, data + request.bytes);
+        it->request.reset();
+      }
+      request.fail(reason);
+      return true;
+    }
+  }
+  std::lock_guard lock(offers_mutex_);
+  for (auto it = offers_.begin(); it != offers_.end(); ++it) {
+    if (it->request.get() != &request) continue;
+    uint64_t expected = offer_word(it->generation, OfferState::kPending);
+    // The receiver has not started reading: withdraw the offer, the buffer is ours again.
+    if (!mailbox_.header().offers[it->slot].compare_exchange_strong(
+            expected, offer_word(it->generation, OfferState::kFree))) {
+      return false;  // being read, or read: it completes in a moment
+    }
+    free_slots_.push_back(it->slot);
+    offers_.erase(it);
+    request.fail(reason);
+    return true;
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------------------------------
+// Receiving
+// ------------------------------------------------------------------------------------------
+
+bool ShmTransport::drain_locked(int peer, Inbound& in) {
+  bool moved = false;
+  ShmRing::Record record;
+  while (in.ring.front(&record)) {
+    handle_record(peer, in, record);
+    in.ring.pop();
+    moved = true;
+  }
+  if (moved) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    RingControl& control = in.ring.control();
+    if (control.producer_waiting.load(std::memory_order_seq_cst) &&
+        control.producer_waiting.exchange(0) && outbound_[peer]->mailbox.valid()) {
+      outbound_[peer]->mailbox.header().doorbell.fetch_add(1);
+      util::futex_wake_all_shared(outbound_[peer]->mailbox.header().doorbell);
+    }
+  }
+  return moved;
+}
+
+void ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& record) {
+  switch (record.kind) {
+    case kInline: {
+      FrameHeader header = decode(record.body);
+      const uint8_t* payload = record.body + kFrameHeaderBytes;
+      sink_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+        std::memcpy(destination, payload, header.bytes);
+        return nullptr;
+      });
+      return;
+    }
+    case kOffer:
+      take_offer(peer, decode(record.body), record.body + kFrameHeaderBytes);
+      return;
+    case kFirstChunk: {
+      in.assembling = decode(record.body);
+      in.assembled.reset(new uint8_t[in.assembling.bytes]);
+      std::size_t chunk = record.bytes - kFrameHeaderBytes;
+      std::memcpy(in.assembled.get(), record.body + kFrameHeaderBytes, chunk);
+      in.assembled_bytes = chunk;
+      in.in_chunks = true;
+      break;
+    }
+    case kNextChunk:
+      if (!in.in_chunks) return;  // the start was dropped with a failure
+      std::memcpy(in.assembled.get() + in.assembled_bytes, record.body, record.bytes);
+      in.assembled_bytes += record.bytes;
+      break;
+    default:
+      util::log_error("rank " + std::to_string(options_.rank) + ": unknown record " +
+                      std::to_string(record.kind) + " from rank " + std::to_string(peer));
+      return;
+  }
+  if (in.in_chunks && in.assembled_bytes == in.assembling.bytes) {
+    in.in_chunks = false;
+    const uint8_t* payload = in.assembled.get();
+    sink_.deliver(in.assembling, [&](void* destination) -> std::shared_ptr<const Error> {
+      std::memcpy(destination, payload, in.assembling.bytes);
+      return nullptr;
+    });
+    in.assembled.reset();
+  }
+}
+
+void ShmTransport::take_offer(int peer, const FrameHeader& header, const uint8_t* body) {
+  OfferBody offer;
+  std::memcpy(&offer, body, sizeof offer);
+  Outbound& theirs = *outbound_[peer];
+  std::atomic<uint64_t>& word = theirs.mailbox.header().offers[offer.slot];
+  bool taken = false;
+  sink_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+    uint64_t expected = offer_word(offer.generation, OfferState::kPending);
+    if (!word.compare_exchange_strong(expected,
+                                      offer_word(offer.generation, OfferState::kPulling))) {
+      taken = true;
+      return peer_error(peer, ErrorCode::kAborted,
+                        "rank " + std::to_string(peer) +
+                            " withdrew its message before it was read (its send gave up)");
+    }
+    taken = true;
+    int error = read_process_memory(static_cast<pid_t>(theirs.mailbox.header().pid), offer.address,
+                                    destination, header.bytes);
+    word.store(offer_word(offer.generation, OfferState::kDone), std::memory_order_release);
+    if (error == 0) return nullptr;
+    return peer_error(peer, ErrorCode::kPeerFailure,
+                      "could not read the message of rank " + std::to_string(peer) + " (" +
+                          std::to_string(header.bytes) +
+                          " bytes) from its memory: process_vm_readv: " + std::strerror(error));
+  });
+  if (!taken) {
+    // Dropped (its receive expected something else): the sender may go on all the same.
+    uint64_t expected = offer_word(offer.generation, OfferState::kPending);
+    word.compare_exchange_strong(expected, offer_word(offer.generation, OfferState::kDone));
+  }
+  theirs.mailbox.notify();
+}
+
+// ------------------------------------------------------------------------------------------
+// Progress
+// ------------------------------------------------------------------------------------------
+
+bool ShmTransport::progress() {
+  bool moved = false;
+  for (int peer : local_peers_) {
+    Inbound& in = *inbound_[peer];
+    if (!in.ring.empty()) {
+      std::unique_lock lock(in.mutex, std::try_to_lock);
+      if (lock) moved |= drain_locked(peer, in);
+    }
+    Outbound& out = *outbound_[peer];
+    if (out.reachable) {
+      std::unique_lock lock(out.mutex, std::try_to_lock);
+      if (lock && !out.queue.empty()) moved |= flush_locked(peer, out);
+    }
+  }
+  moved |= complete_offers(/*wait_for_lock=*/false);
+  return moved;
+}
+
+void ShmTransport::start_polling() {
+  mailbox_.header().pollers.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void ShmTransport::stop_polling() {
+  mailbox_.header().pollers.fetch_sub(1, std::memory_order_seq_cst);
+  // A sender that saw us polling did not wake anyone: look once more before going to sleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  progress();
+}
+
+void ShmTransport::run_progress() {
+  MailboxHeader& header = mailbox_.header();
+  while (!stopping_.load()) {
+    if (progress()) continue;
+    uint32_t seen = header.doorbell.load(std::memory_order_seq_cst);
+    header.sleeping.store(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!progress() && !stopping_.load()) {
+      util::futex_wait_shared(header.doorbell, seen,
+                              std::chrono::steady_clock::now() + kProgressTick);
+    }
+    header.sleeping.store(0, std::memory_order_relaxed);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Failure and shutdown
+// ------------------------------------------------------------------------------------------
+
+void ShmTransport::drain_from(int peer) {
+  if (peer < 0 || peer >= options_.world_size || !inbound_[peer]->local) return;
+  Inbound& in = *inbound_[peer];
+  std::lock_guard lock(in.mutex);
+  drain_locked(peer, in);
+}
+
+void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
+  if (peer < 0 || peer >= options_.world_size) return;
+  // A peer that read our offers and left at once: those sends succeeded.
+  complete_offers(/*wait_for_lock=*/true);
+  std::vector<RequestPtr> victims;
+  {
+    Outbound& out = *outbound_[peer];
+    std::lock_guard lock(out.mutex);
+    if (!out.failure) out.failure = error;
+    for (PendingSend& send : out.queue) {
+      if (send.request) victims.push_back(std::move(send.request));
+    }
+    out.queue.clear();
+  }
+  {
+    std::lock_guard lock(offers_mutex_);
+    for (auto it = offers_.begin(); it != offers_.end();) {
+      if (it->peer != peer) {
+        ++it;
+        continue;
+      }
+      // The reader is gone: the slot stays out of use (a late read would still find it).
+      victims.push_back(std::move(it->request));
+      it = offers_.erase(it);
+    }
+  }
+  {
+    Inbound& in = *inbound_[peer];
+    std::lock_guard lock(in.mutex);
+    in.in_chunks = false;
+    in.assembled.reset();
+  }
+  for (const RequestPtr& victim : victims) victim->fail(error);
+}
+
+void ShmTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
+  if (stopping_.exchange(true)) return;
+  auto idle = [this] {
+    for (int peer : local_peers_) {
+      Outbound& out = *outbound_[peer];
+      std::lock_guard lock(out.mutex);
+      if (!out.queue.empty()) return false;
+    }
+    std::lock_guard lock(offers_mutex_);
+    return offers_.empty();
+  };
+  while (!idle() && std::chrono::steady_clock::now() < flush_deadline) {
+    if (!progress()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  mailbox_.header().doorbell.fetch_add(1);
+  util::futex_wake_all_shared(mailbox_.header().doorbell);
+  if (progress_thread_.joinable()) progress_thread_.join();
+  auto aborted = std::make_shared<const Error>(ErrorCode::kAborted, "the transport was shut down");
+  for (int peer : local_peers_) fail_peer(peer, aborted);
+}
+
+}  // namespace weft::transport

@@ -1,0 +1,143 @@
+// ShmTransport — messages between ranks of one host through shared memory.
+//
+// Every rank owns a Mailbox with a ring per sender. A message of up to kInlineBytes goes into
+// the receiver's ring whole (one copy in, one copy out, no system call when the receiver is
+// busy waiting). A larger one goes as an offer: the receiver copies it straight out of the
+// sender's buffer with process_vm_readv (one copy) and marks the offer done in the sender's
+// mailbox; the send completes then. Where the kernel refuses cross-memory attach (probed once
+// per peer at start-up), large messages are cut into chunks copied through the ring.
+//
+// Progress: threads waiting on requests poll the rings themselves (start_polling/progress/
+// stop_polling); a progress thread per rank, asleep on the mailbox's futex unless woken,
+// moves messages along when nobody polls. Arrived messages go to the MessageSink, which
+// matches them with posted receives (receives are never posted here).
+// Failures: a peer's death or departure is noticed elsewhere (the TCP connection every pair
+// keeps); drain_from() then delivers what it had sent and fail_peer() fails what we still
+// have queued for it.
+// Thread-safety: every public method is thread-safe. Lock order: a peer's inbound lock, then
+// the sink's; a peer's outbound lock, then the offers lock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/message_sink.h"
+#include "transport/request.h"
+#include "transport/shm/mailbox.h"
+
+namespace weft::transport {
+
+struct ShmTransportOptions {
+  int rank = 0;
+  int world_size = 1;
+  std::string job_token;
+  std::size_t ring_capacity = std::size_t{128} << 10;
+  bool single_copy = true;  // offer large messages for process_vm_readv where the kernel allows
+};
+
+class ShmTransport {
+ public:
+  static constexpr std::size_t kInlineBytes = 16 << 10;
+
+  ShmTransport(const ShmTransportOptions& options, MessageSink& sink);
+  ~ShmTransport();
+
+  // What the rendezvous publishes for same-host peers.
+  MailboxAddress address() const { return mailbox_.address(); }
+  // After the rendezvous, once: the mailboxes of the other ranks of this host (nullopt for the
+  // rest). Maps them, probes cross-memory attach, starts the progress thread, and logs (INFO)
+  // how each kind of message will travel.
+  void set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes);
+  // Whether sends to `peer` go through shared memory.
+  bool reaches(int peer) const {
+    return peer >= 0 && peer < options_.world_size && outbound_[peer]->reachable;
+  }
+
+  void post_send(const RequestPtr& request);
+  // Withdraws a send that has not reached its receiver; false when it is too late.
+  bool cancel(Request& request, std::shared_ptr<const Error> reason);
+
+  // Moves everything along without blocking: reads every ring, writes queued sends, completes
+  // sends whose offers were taken. Returns whether anything moved.
+  bool progress();
+  void start_polling();
+  void stop_polling();
+
+  // Delivers what `peer` has sent; then fails what is queued for it.
+  void drain_from(int peer);
+  void fail_peer(int peer, std::shared_ptr<const Error> error);
+
+  // Writes what is queued (until the deadline), stops the progress thread, fails the rest.
+  void shutdown(std::chrono::steady_clock::time_point flush_deadline);
+
+ private:
+  struct PendingSend {
+    RequestPtr request;  // null once cancelled half-written (the rest goes from `owned`)
+    std::size_t written = 0;
+    bool started = false;
+    std::vector<uint8_t> owned;
+  };
+  struct Outbound {
+    std::mutex mutex;
+    bool reachable = false;
+    Mailbox mailbox;  // the peer's
+    ShmRing ring;     // the peer's ring for us: we produce
+    std::deque<PendingSend> queue;
+    std::shared_ptr<const Error> failure;
+  };
+  struct Inbound {
+    std::mutex mutex;
+    bool local = false;
+    ShmRing ring;  // our ring for the peer: we consume
+    // A message being copied through in chunks.
+    FrameHeader assembling;
+    std::unique_ptr<uint8_t[]> assembled;
+    std::size_t assembled_bytes = 0;
+    bool in_chunks = false;
+  };
+  struct Offer {
+    RequestPtr request;
+    int peer = 0;
+    int slot = 0;
+    uint32_t generation = 0;
+  };
+
+  // --- sending (the peer's outbound lock held) ---
+  bool flush_locked(int peer, Outbound& out);
+  // Writes as much of the send as fits; true when it left the queue (written, or offered).
+  bool write_send(int peer, Outbound& out, PendingSend& send);
+  bool try_offer(int peer, Outbound& out, const FrameHeader& header, Request& request,
+                 const RequestPtr& owner);
+  // --- receiving (the peer's inbound lock held) ---
+  bool drain_locked(int peer, Inbound& in);
+  void handle_record(int peer, Inbound& in, const ShmRing::Record& record);
+  void take_offer(int peer, const FrameHeader& header, const uint8_t* body);
+  // --- offers ---
+  bool complete_offers(bool wait_for_lock);
+  // --- progress thread ---
+  void run_progress();
+
+  ShmTransportOptions options_;
+  MessageSink& sink_;
+  Mailbox mailbox_;
+  std::vector<std::unique_ptr<Outbound>> outbound_;
+  std::vector<std::unique_ptr<Inbound>> inbound_;
+  std::vector<int> local_peers_;
+
+  std::mutex offers_mutex_;
+  std::vector<Offer> offers_;
+  std::vector<int> free_slots_;
+  uint32_t generations_[kOfferSlots] = {};
+
+  std::atomic<bool> stopping_{false};
+  std::thread progress_thread_;
+};
+
+}  // namespace weft::transport
