@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # pingpong_compare.sh — weft point-to-point latency/bandwidth next to Open MPI, same run.
+# Over TCP loopback (weft tcp vs Open MPI tcp) and over shared memory (weft shm vs Open MPI
+# vader, its shared-memory transport with CMA single copy).
 #
 # Builds weft-pingpong (CMake target, bench/pingpong) and mpi_pingpong (mpicc.openmpi, into the
 # build directory), then runs, `-r` times each, in turn:
 #   weft        tcp-lo      2 weft ranks started by this script, WEFT_TRANSPORT=tcp over 127.0.0.1
 #   weft-spin0  tcp-lo-spin0  the same with WEFT_SPIN_US=0 (block at once, no spin-wait)
+#   weft-shm    shm         2 weft ranks, WEFT_TRANSPORT=auto: shared memory (rings + process_vm_readv)
+#   weft-shm-copy shm-copy  the same with WEFT_SHM_SINGLE_COPY=off (large messages copied through)
 #   openmpi     ob1-tcp-lo  pml ob1, btl self,tcp on lo             (the TCP path to compare with)
-#   openmpi     ob1-vader   pml ob1, btl self,vader (shared memory)  (reference only)
+#   openmpi     ob1-vader   pml ob1, btl self,vader (shared memory, CMA)
 # and prints a table of the median (over the -r runs) of med_lat_us / med_bw_GBps per size,
-# with weft's ratio to Open MPI tcp. Raw rows: -o FILE.csv (one CSV, with a `run` column).
+# with weft tcp's ratio to Open MPI tcp and weft shm's to Open MPI vader (time: < 1 is faster). Raw rows: -o FILE.csv (one CSV, with a `run` column).
 #
 # Usage: bench/pingpong_compare.sh [options]
 #   -B DIR     build directory (default <repo>/build-bench)
@@ -18,7 +22,8 @@
 #   -Z LIST    streaming sizes (default 64M; none to skip)
 #   -w N       streaming window (default 8)
 #   -t SEC     target timed seconds per (op, size) (default 0.5)
-#   -s LIST    configurations to run, from weft,weft-spin0,tcp,vader (default all four)
+#   -s LIST    configurations to run, from weft,weft-spin0,weft-shm,weft-shm-copy,tcp,vader
+#              (default all six)
 #   -l LOAD    wait up to 60 s for the 1-min load average to drop below LOAD (default 0.7)
 #   -n         no build: use the binaries already in the build directory
 #
@@ -37,7 +42,7 @@ sizes="8,64,1K,64K,1M,16M,64M"
 stream_sizes="64M"
 window=8
 target=0.5
-configs="weft,weft-spin0,tcp,vader"
+configs="weft,weft-spin0,weft-shm,weft-shm-copy,tcp,vader"
 max_load=0.7
 do_build=1
 
@@ -160,6 +165,8 @@ for ((r = 1; r <= runs; r++)); do
     case "$cfg" in
       weft) run_weft "$csv" tcp-lo || status=1 ;;
       weft-spin0) run_weft "$csv" tcp-lo-spin0 WEFT_SPIN_US=0 || status=1 ;;
+      weft-shm) run_weft "$csv" shm WEFT_TRANSPORT=auto || status=1 ;;
+      weft-shm-copy) run_weft "$csv" shm-copy WEFT_TRANSPORT=auto WEFT_SHM_SINGLE_COPY=off || status=1 ;;
       tcp) run_mpi "$csv" ob1-tcp-lo --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include lo \
              --mca oob_tcp_if_include lo || status=1 ;;
       vader) run_mpi "$csv" ob1-vader --mca pml ob1 --mca btl self,vader \
@@ -198,6 +205,7 @@ def human(b):
         if b >= f and b % f == 0: return f"{b // f} {unit}"
     return f"{b} B"
 systems = [("weft/tcp-lo", "weft tcp"), ("weft/tcp-lo-spin0", "weft tcp spin0"),
+           ("weft/shm", "weft shm"), ("weft/shm-copy", "weft shm copy"),
            ("openmpi/ob1-tcp-lo", "Open MPI tcp"),
            ("openmpi/ob1-vader", "Open MPI vader")]
 present = [s for s in systems if any(k[2] == s[0] for k in cell)]
@@ -205,9 +213,11 @@ ops = sorted({(k[0], k[1]) for k in cell}, key=lambda x: (x[0] != "pingpong", x[
 runs = {r["run"] for r in rows}
 print(f"median over {len(runs)} run(s) of each run's median batch; lat = one-way us, bw = GB/s (1e9)")
 head = "| op | bytes | " + " | ".join(f"{n} lat us | {n} GB/s" for _, n in present) + " |"
-mpi = "openmpi/ob1-tcp-lo"
-ratios = [(s, n) for s, n in present if s.startswith("weft/")] if any(s[0] == mpi for s in present) else []
-for _, n in ratios: head += f" {n} / MPI tcp (time) |"
+# weft over TCP against Open MPI over TCP, weft over shared memory against Open MPI's vader.
+anchor_of = lambda s: "openmpi/ob1-vader" if s.startswith("weft/shm") else "openmpi/ob1-tcp-lo"
+have = {s for s, _ in present}
+ratios = [(s, n) for s, n in present if s.startswith("weft/") and anchor_of(s) in have]
+for s, n in ratios: head += f" {n} / MPI {'vader' if 'shm' in s else 'tcp'} (time) |"
 print(head)
 print("|" + "---|" * (head.count("|") - 1))
 for op, b in ops:
@@ -216,7 +226,7 @@ for op, b in ops:
         lat, bw = med((op, b, s), "med_lat_us"), med((op, b, s), "med_bw_GBps")
         line += " - | - |" if lat is None else f" {lat:.2f} | {bw:.3f} |"
     for s, _ in ratios:
-        w, m = med((op, b, s), "med_lat_us"), med((op, b, mpi), "med_lat_us")
+        w, m = med((op, b, s), "med_lat_us"), med((op, b, anchor_of(s)), "med_lat_us")
         line += f" {w / m:.2f}x |" if w and m else " - |"
     print(line)
 spread = []

@@ -140,8 +140,10 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
   auto stop_polling = [&] {
     if (std::exchange(polling, false)) transport.stop_polling();
   };
+  bool polled = transport.completed_by_polling(request);
   bool done = request.wait(
-      deadline, world_->spin_us(), [&] { transport.poll(request); }, stop_polling);
+      deadline, world_->spin_us(polled), [&] { transport.poll(request); }, stop_polling,
+      /*may_yield=*/!(polled && transport.pollers_have_own_cores()));
   stop_polling();
   if (!done) {
     std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";

@@ -43,8 +43,13 @@ class World {
   const std::shared_ptr<Store>& store_ptr() const { return store_; }
   transport::Transport& transport() { return *transport_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
-  // The spin of waits on sockets: WEFT_SPIN_US, or 50 us when it is left to adapt.
-  int64_t spin_us() const { return spin_us_ < 0 ? 50 : spin_us_; }
+  // The spin of a wait for a request: WEFT_SPIN_US, else 50 us on a socket (the transport's
+  // thread completes it), 1 ms where the waiter completes it by polling shared memory itself
+  // (a wake-up there costs more than the spin).
+  int64_t spin_us(bool completed_by_polling) const {
+    if (spin_us_ >= 0) return spin_us_;
+    return completed_by_polling ? 1000 : 50;
+  }
   // WEFT_SPIN_US as set; < 0 asks waits that can adapt their spin to do so.
   int64_t configured_spin_us() const { return spin_us_; }
   const std::string& host_of(int rank) const { return hosts_[rank]; }

@@ -5,13 +5,14 @@
 namespace weft::transport {
 
 bool Request::wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us,
-                   const std::function<void()>& poll, const std::function<void()>& before_sleep) {
+                   const std::function<void()>& poll, const std::function<void()>& before_sleep,
+                   bool may_yield) {
   auto progressed = [&] {
     if (done()) return true;
     if (poll) poll();
     return done();
   };
-  if (util::spin_until(progressed, spin_us)) return true;
+  if (util::spin_until(progressed, spin_us, may_yield)) return true;
   if (before_sleep) {
     before_sleep();
     if (done()) return true;

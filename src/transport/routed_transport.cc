@@ -53,6 +53,11 @@ void RoutedTransport::stop_polling() {
   if (shm_) shm_->stop_polling();
 }
 
+bool RoutedTransport::completed_by_polling(const Request& request) const {
+  if (!shm_) return false;
+  return request.peer == kAnyPeer ? shm_->has_local_peers() : via_shm(request.peer);
+}
+
 void RoutedTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   // What is queued in shared memory goes before TCP says goodbye: a peer drains our ring when
   // it hears we left.

@@ -36,6 +36,8 @@ class RoutedTransport final : public Transport {
   void poll(Request& request) override;
   void start_polling() override;
   void stop_polling() override;
+  bool completed_by_polling(const Request& request) const override;
+  bool pollers_have_own_cores() const override { return shm_ && shm_->ranks_have_own_cores(); }
   void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override {
     tcp_->abort_context(context, std::move(reason));
   }

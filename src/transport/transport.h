@@ -50,6 +50,12 @@ class Transport {
   // thread only when no thread polls. Calls nest per thread: one stop for each start.
   virtual void start_polling() {}
   virtual void stop_polling() {}
+  // True when the waiter of this request moves it along itself by polling (no other thread is
+  // woken): such a wait is worth a longer spin.
+  virtual bool completed_by_polling(const Request&) const { return false; }
+  // True when a waiter that completes its request by polling may spin without yielding: every
+  // rank it polls for has a core of its own.
+  virtual bool pollers_have_own_cores() const { return false; }
 
   virtual void abort_context(uint64_t context, std::shared_ptr<const Error> reason) = 0;
   virtual void set_listener(TransportListener listener) = 0;

@@ -18,17 +18,17 @@ void futex_wait_shared(std::atomic<uint32_t>& word, uint32_t expected,
                        std::chrono::steady_clock::time_point deadline);
 void futex_wake_all_shared(std::atomic<uint32_t>& word);
 
-// Spins (with a pause, then sched_yield) for up to spin_us microseconds until done() is true.
-// Returns whether it became true.
+// Spins (with a pause, then sched_yield unless told not to) for up to spin_us microseconds
+// until done() is true. Returns whether it became true.
 template <typename Predicate>
-bool spin_until(Predicate done, int64_t spin_us);
+bool spin_until(Predicate done, int64_t spin_us, bool may_yield = true);
 
 void cpu_relax();
 
 void yield_core();
 
 template <typename Predicate>
-bool spin_until(Predicate done, int64_t spin_us) {
+bool spin_until(Predicate done, int64_t spin_us, bool may_yield) {
   if (done()) return true;
   if (spin_us <= 0) return false;
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
@@ -36,11 +36,16 @@ bool spin_until(Predicate done, int64_t spin_us) {
     if (done()) return true;
     cpu_relax();
   }
-  // Then yield between checks: the thread that will complete us (the transport's event loop,
-  // or a peer rank when ranks outnumber cores) may need this very core.
+  // Then yield between checks (unless every thread that could complete us has a core of its
+  // own): the thread that will complete us (the transport's event loop, or a peer rank when
+  // ranks outnumber cores) may need this very core.
   while (std::chrono::steady_clock::now() < until) {
     if (done()) return true;
-    yield_core();
+    if (may_yield) {
+      yield_core();
+    } else {
+      for (int i = 0; i < 16; ++i) cpu_relax();
+    }
   }
   return done();
 }

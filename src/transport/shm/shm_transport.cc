@@ -96,12 +96,15 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
     }
   }
   if (local_peers_.empty()) return;
+  ranks_have_own_cores_ = local_peers_.size() + 1 <= std::thread::hardware_concurrency();
   std::string me = "rank " + std::to_string(options_.rank);
   if (!over_shm.empty()) {
     std::string large =
         !options_.single_copy ? "copied through shared memory (WEFT_SHM_SINGLE_COPY=off)"
         : single_copy_refused.empty()
-            ? "read by the receiver straight from the sender (process_vm_readv, one copy)"
+            ? "copied through in chunks, and from " + std::to_string(kSingleCopyBytes) +
+                  " bytes read by the receiver straight from the sender (process_vm_readv, one "
+                  "copy)"
             : "copied through shared memory (process_vm_readv refused: " + single_copy_refused +
                   ")";
     util::log_info(me + " talks to same-host ranks" + over_shm +
@@ -131,22 +134,26 @@ void ShmTransport::post_send(const RequestPtr& request) {
     return;
   }
   out.queue.push_back(PendingSend{request});
+  unfinished_sends_.fetch_add(1, std::memory_order_relaxed);
   flush_locked(peer, out);
 }
 
 bool ShmTransport::flush_locked(int peer, Outbound& out) {
-  bool moved = false;
+  uint64_t tail_before = out.ring.control().tail.load(std::memory_order_relaxed);
   while (!out.queue.empty()) {
     if (!write_send(peer, out, out.queue.front())) {
       // The receiver wakes us when it makes room; look once more in case it already did.
       out.ring.control().producer_waiting.store(1, std::memory_order_seq_cst);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
       if (!write_send(peer, out, out.queue.front())) break;
     }
     out.queue.pop_front();
-    moved = true;
+    unfinished_sends_.fetch_sub(1, std::memory_order_relaxed);
   }
-  if (moved) out.mailbox.notify();
-  return moved;
+  // Part of a long message counts too: the receiver must come and make room for the rest.
+  bool wrote = out.ring.control().tail.load(std::memory_order_relaxed) != tail_before;
+  if (wrote) out.mailbox.notify();
+  return wrote;
 }
 
 bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
@@ -165,7 +172,7 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
       request->complete();
       return true;
     }
-    if (options_.single_copy &&
+    if (options_.single_copy && bytes >= kSingleCopyBytes &&
         out.ring.control().receiver_can_pull.load(std::memory_order_acquire)) {
       if (try_offer(peer, out, header, *request, send.request)) return true;
     }
@@ -207,6 +214,7 @@ bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header,
   std::memcpy(body + kFrameHeaderBytes, &offer, sizeof offer);
   out.ring.commit();
   offers_.push_back(Offer{owner, peer, slot, generation});
+  unfinished_sends_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -231,6 +239,7 @@ bool ShmTransport::complete_offers(bool wait_for_lock) {
       free_slots_.push_back(it->slot);
       done.push_back(std::move(it->request));
       it = offers_.erase(it);
+      unfinished_sends_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
   for (const RequestPtr& request : done) request->complete();
@@ -246,6 +255,7 @@ bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
       if (it->request.get() != &request) continue;
       if (!it->started) {
         out.queue.erase(it);
+        unfinished_sends_.fetch_sub(1, std::memory_order_relaxed);
       } else {
         // Half written: the rest must still go, from our own copy.
         auto* data = static_cast<const uint8_t*>(request.data);
@@ -267,6 +277,7 @@ bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
     }
     free_slots_.push_back(it->slot);
     offers_.erase(it);
+    unfinished_sends_.fetch_sub(1, std::memory_order_relaxed);
     request.fail(reason);
     return true;
   }
@@ -380,6 +391,7 @@ void ShmTransport::take_offer(int peer, const FrameHeader& header, const uint8_t
 
 bool ShmTransport::progress() {
   bool moved = false;
+  bool sending = unfinished_sends_.load(std::memory_order_relaxed) > 0;
   for (int peer : local_peers_) {
     Inbound& in = *inbound_[peer];
     if (!in.ring.empty()) {
@@ -387,12 +399,12 @@ bool ShmTransport::progress() {
       if (lock) moved |= drain_locked(peer, in);
     }
     Outbound& out = *outbound_[peer];
-    if (out.reachable) {
+    if (sending && out.reachable) {
       std::unique_lock lock(out.mutex, std::try_to_lock);
       if (lock && !out.queue.empty()) moved |= flush_locked(peer, out);
     }
   }
-  moved |= complete_offers(/*wait_for_lock=*/false);
+  if (sending) moved |= complete_offers(/*wait_for_lock=*/false);
   return moved;
 }
 
@@ -445,6 +457,7 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
     for (PendingSend& send : out.queue) {
       if (send.request) victims.push_back(std::move(send.request));
     }
+    unfinished_sends_.fetch_sub(static_cast<int>(out.queue.size()), std::memory_order_relaxed);
     out.queue.clear();
   }
   {
@@ -457,6 +470,7 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
       // The reader is gone: the slot stays out of use (a late read would still find it).
       victims.push_back(std::move(it->request));
       it = offers_.erase(it);
+      unfinished_sends_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
   {

@@ -2,7 +2,8 @@
 //
 // Every rank owns a Mailbox with a ring per sender. A message of up to kInlineBytes goes into
 // the receiver's ring whole (one copy in, one copy out, no system call when the receiver is
-// busy waiting). A larger one goes as an offer: the receiver copies it straight out of the
+// busy waiting); one of up to kSingleCopyBytes in chunks through the ring. A larger one goes
+// as an offer: the receiver copies it straight out of the
 // sender's buffer with process_vm_readv (one copy) and marks the offer done in the sender's
 // mailbox; the send completes then. Where the kernel refuses cross-memory attach (probed once
 // per peer at start-up), large messages are cut into chunks copied through the ring.
@@ -45,6 +46,9 @@ struct ShmTransportOptions {
 class ShmTransport {
  public:
   static constexpr std::size_t kInlineBytes = 16 << 10;
+  // From here on a message is offered for a single-copy read; below, copying it through the
+  // ring in chunks costs less than the system call and the page pinning.
+  static constexpr std::size_t kSingleCopyBytes = 256 << 10;
 
   ShmTransport(const ShmTransportOptions& options, MessageSink& sink);
   ~ShmTransport();
@@ -59,6 +63,10 @@ class ShmTransport {
   bool reaches(int peer) const {
     return peer >= 0 && peer < options_.world_size && outbound_[peer]->reachable;
   }
+
+  bool has_local_peers() const { return !local_peers_.empty(); }
+  // The ranks of this host are no more than its cores.
+  bool ranks_have_own_cores() const { return ranks_have_own_cores_; }
 
   void post_send(const RequestPtr& request);
   // Withdraws a send that has not reached its receiver; false when it is too late.
@@ -130,6 +138,9 @@ class ShmTransport {
   std::vector<std::unique_ptr<Outbound>> outbound_;
   std::vector<std::unique_ptr<Inbound>> inbound_;
   std::vector<int> local_peers_;
+  bool ranks_have_own_cores_ = true;
+  // Sends queued for lack of room plus offers not yet taken: an idle poll looks at nothing else.
+  std::atomic<int> unfinished_sends_{0};
 
   std::mutex offers_mutex_;
   std::vector<Offer> offers_;
