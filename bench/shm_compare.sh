@@ -36,7 +36,7 @@ out="${out:-$repo/bench/results/shm_$(date +%Y-%m-%d_%H%M)}"
 mkdir -p "$out"; out="$(cd "$out" && pwd)"
 cores=$(nproc)
 ops="allreduce,broadcast,allgather,reduce_scatter,alltoall,barrier"
-wops="all_reduce,broadcast,all_gather,reduce_scatter,all_to_all,barrier"
+wops="all_reduce,broadcast,reduce,all_gather,reduce_scatter,all_to_all,barrier"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 weftrun="$build/tools/weftrun/weftrun"; weftbench="$build/tools/weft-bench/weft-bench"
@@ -46,6 +46,10 @@ if (( build_anchors )); then
   command -v mpicc.openmpi >/dev/null || { log "apt-get install openmpi-bin libopenmpi-dev mpich libmpich-dev"; exit 1; }
   mkdir -p "$abuild"; cp "$anchors"/build.sh "$anchors"/*.c "$anchors"/*.cc "$abuild"/
   "$abuild/build.sh" >"$abuild/build.log" 2>&1 || { log "anchor build failed"; exit 1; }
+  # The anchors have no reduce: bench/mpi_reduce_bench.c times MPI_Reduce their way.
+  mpicc.openmpi -O2 -o "$abuild/build/mpi_reduce_bench.openmpi" "$here/mpi_reduce_bench.c" &&
+    mpicc.mpich -O2 -o "$abuild/build/mpi_reduce_bench.mpich" "$here/mpi_reduce_bench.c" ||
+    { log "mpi_reduce_bench build failed"; exit 1; }
 fi
 {
   echo "date: $(date -Is)"; echo "host: $(uname -sr), $cores cores, $(lscpu | sed -n 's/^Model name: *//p')"
@@ -85,11 +89,18 @@ step() {  # RUN N SYSTEM
     openmpi) timeout --kill-after=10 900 mpirun.openmpi -np "$n" "${over[@]}" \
                --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
                "$abuild/build/mpi_coll_bench.openmpi" -H -t "$t" -e "$e" -o "$ops" -C "$cores" \
-               -c default >"$csv" 2>"${csv%.csv}.err" ;;
+               -c default >"$csv" 2>"${csv%.csv}.err" &&
+             timeout --kill-after=10 900 mpirun.openmpi -np "$n" "${over[@]}" \
+               --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
+               "$abuild/build/mpi_reduce_bench.openmpi" -t "$t" -e "$e" -C "$cores" \
+               -c default >>"$csv" 2>>"${csv%.csv}.err" ;;
     mpich) (( n > cores )) && { e=16M; t=0.05; }
            timeout --kill-after=10 900 mpirun.mpich -iface lo -np "$n" \
              "$abuild/build/mpi_coll_bench.mpich" -H -t "$t" -e "$e" -o "$ops" -C "$cores" \
-             -c default >"$csv" 2>"${csv%.csv}.err" ;;
+             -c default >"$csv" 2>"${csv%.csv}.err" &&
+           timeout --kill-after=10 900 mpirun.mpich -iface lo -np "$n" \
+             "$abuild/build/mpi_reduce_bench.mpich" -t "$t" -e "$e" -C "$cores" \
+             -c default >>"$csv" 2>>"${csv%.csv}.err" ;;
     gloo) GLOO_SOCKET_IFNAME=lo timeout --kill-after=10 900 $PY "$anchors/torch_gloo_bench.py" \
             -n "$n" -H -t "$t" -e "$e" -o "$ops" --cores "$cores" --config tcp-lo \
             >"$csv" 2>"${csv%.csv}.err" ;;

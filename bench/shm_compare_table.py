@@ -11,7 +11,7 @@ import csv, glob, os, statistics, sys
 
 out = sys.argv[1]
 SIZES = [8, 64 << 10, 1 << 20, 16 << 20, 64 << 20]
-OPS = ["allreduce", "broadcast", "allgather", "reduce_scatter", "alltoall", "barrier"]
+OPS = ["allreduce", "broadcast", "reduce", "allgather", "reduce_scatter", "alltoall", "barrier"]
 SYSTEMS = [("weft", "weft shm"), ("openmpi", "Open MPI"), ("mpich", "MPICH"), ("torch", "gloo")]
 
 
@@ -52,7 +52,8 @@ def cell(op, n, s, size):
         if b > 2 * size:  # the anchors' block ops round 8 B up to n x 4 B; nothing bigger
             return None
     us = statistics.median(by[b])
-    factor = {"allreduce": 2 * (n - 1) / n, "broadcast": 1.0, "barrier": 0.0}.get(op, (n - 1) / n)
+    factor = {"allreduce": 2 * (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "barrier": 0.0}.get(
+        op, (n - 1) / n)
     return us, b / us / 1e3 * factor
 
 
