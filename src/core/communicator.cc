@@ -135,6 +135,10 @@ ErrorContext Communicator::context_for(const OpInfo& info) const {
 void Communicator::wait(transport::Request& request, const OpInfo& info,
                         std::chrono::steady_clock::time_point deadline) {
   transport::Transport& transport = world_->transport();
+  if (request.done()) {
+    if (request.failed()) throw describe_failure(request, info);
+    return;
+  }
   transport.start_polling();
   bool polling = true;
   auto stop_polling = [&] {

@@ -21,11 +21,13 @@ ShmRing::ShmRing(void* memory, std::size_t capacity)
 uint8_t* ShmRing::reserve(uint32_t kind, std::size_t bytes) {
   std::size_t need = footprint(bytes);
   uint64_t tail = control_->tail.load(std::memory_order_relaxed);
-  uint64_t head = control_->head.load(std::memory_order_acquire);
   std::size_t to_end = capacity_ - (tail & (capacity_ - 1));
   // A record never wraps: when it does not fit before the end, the rest of the ring is padding.
   std::size_t padding = need > to_end ? to_end : 0;
-  if (tail + padding + need - head > capacity_) return nullptr;
+  if (tail + padding + need - known_head_ > capacity_) {
+    known_head_ = control_->head.load(std::memory_order_acquire);
+    if (tail + padding + need - known_head_ > capacity_) return nullptr;
+  }
   if (padding) {
     RecordHeader pad{kPadding, static_cast<uint32_t>(padding - kRecordHeaderBytes)};
     std::memcpy(at(tail), &pad, sizeof pad);

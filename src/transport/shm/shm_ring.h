@@ -66,8 +66,10 @@ class ShmRing {
   RingControl* control_ = nullptr;
   uint8_t* data_ = nullptr;
   std::size_t capacity_ = 0;
-  // Producer's private state: the reservation not yet committed.
+  // Producer's private state: the reservation not yet committed, and the consumer's position
+  // as last read (reloaded only when the ring looks full: the line stays with the consumer).
   uint64_t reserved_end_ = 0;
+  uint64_t known_head_ = 0;
   // Consumer's private state: the size of the record front() returned.
   uint64_t front_end_ = 0;
 };

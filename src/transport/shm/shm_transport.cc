@@ -133,7 +133,19 @@ void ShmTransport::post_send(const RequestPtr& request) {
     request->fail(error);
     return;
   }
-  out.queue.push_back(PendingSend{request});
+  if (out.queue.empty()) {
+    // The usual case: straight into the ring, no queue.
+    PendingSend send{request};
+    uint64_t tail_before = out.ring.control().tail.load(std::memory_order_relaxed);
+    bool written = write_send(peer, out, send);
+    if (out.ring.control().tail.load(std::memory_order_relaxed) != tail_before) {
+      out.mailbox.notify();
+    }
+    if (written) return;
+    out.queue.push_back(std::move(send));
+  } else {
+    out.queue.push_back(PendingSend{request});
+  }
   unfinished_sends_.fetch_add(1, std::memory_order_relaxed);
   flush_locked(peer, out);
 }
