@@ -103,15 +103,22 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   transport_options.job_token = job_token(store, options.rank);
   transport_options.listen_address = choose_listen_address(options.route_hint);
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
-  auto tcp = std::make_unique<transport::TcpTransport>(transport_options);
-  std::unique_ptr<transport::ShmTransport> shm =
-      make_shm_transport(options, transport_options.job_token, *tcp);
+  auto tcp_transport = std::make_unique<transport::TcpTransport>(transport_options);
+  std::unique_ptr<transport::ShmTransport> shm_transport =
+      make_shm_transport(options, transport_options.job_token, *tcp_transport);
+  // Routed from the start: a fast peer may send to us through shared memory and die while we
+  // are still in the rendezvous, and what it sent must be delivered when TCP notices.
+  Rendezvous result;
+  result.transport = std::make_unique<transport::RoutedTransport>(std::move(tcp_transport),
+                                                                  std::move(shm_transport));
+  transport::TcpTransport& tcp = result.transport->tcp();
+  transport::ShmTransport* shm = result.transport->shm();
 
-  std::string me = tcp->listen_address().to_string() + "\n" + util::host_identity();
+  std::string me = tcp.listen_address().to_string() + "\n" + util::host_identity();
   if (shm) me += "\n" + shm->address().to_string();
   store.set(peer_key(options.rank), to_bytes(me));
   util::log_info("rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
-                 " listens on " + tcp->listen_address().to_string());
+                 " listens on " + tcp.listen_address().to_string());
 
   std::vector<std::string> keys;
   for (int rank = 0; rank < options.size; ++rank) keys.push_back(peer_key(rank));
@@ -124,7 +131,6 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   std::vector<Bytes> values = store.multi_get(keys);
   std::vector<util::SocketAddress> addresses;
   std::vector<std::optional<transport::MailboxAddress>> mailboxes(options.size);
-  Rendezvous result;
   for (int rank = 0; rank < options.size; ++rank) {
     std::vector<std::string> lines = lines_of(to_string(values[rank]));
     auto [host, port] = util::split_host_port(lines[0], peer_key(rank));
@@ -135,7 +141,7 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
       mailboxes[rank] = mailbox;
     }
   }
-  tcp->set_peer_addresses(std::move(addresses));
+  tcp.set_peer_addresses(std::move(addresses));
   if (shm) {
     // Only ranks of this host are reached through shared memory.
     for (int rank = 0; rank < options.size; ++rank) {
@@ -143,7 +149,6 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
     }
     shm->set_local_peers(mailboxes);
   }
-  result.transport = std::make_unique<transport::RoutedTransport>(std::move(tcp), std::move(shm));
   return result;
 }
 

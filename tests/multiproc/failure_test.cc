@@ -79,6 +79,25 @@ TEST(PeerFailure, AReceiverDyingDuringALargeSameHostSendFailsTheSenderNamingIt) 
   }
 }
 
+TEST(PeerFailure, WhatADeadSenderPutInSharedMemoryIsStillDelivered) {
+  Job job;
+  job.start("sender_dies_after_sending", 2);
+  ChildResult survivor = job.ranks[0]->wait(std::chrono::seconds(30));
+  EXPECT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
+  EXPECT_NE(survivor.out.find("RESULT peer_failure"), std::string::npos) << survivor.out;
+  EXPECT_NE(survivor.out.find("rank 1"), std::string::npos) << survivor.out;
+  EXPECT_EQ(job.ranks[1]->wait(std::chrono::seconds(5)).signal, SIGKILL);
+}
+
+TEST(PeerFailure, ReceivesPostedBeforeADeadSendersMessagesStillGetThem) {
+  Job job;
+  job.start("sender_dies_after_sending", 2, {{"POSTED_FIRST", "1"}});
+  ChildResult survivor = job.ranks[0]->wait(std::chrono::seconds(30));
+  EXPECT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
+  EXPECT_NE(survivor.out.find("RESULT ok 4 1008"), std::string::npos) << survivor.out;
+  EXPECT_EQ(job.ranks[1]->wait(std::chrono::seconds(5)).signal, SIGKILL);
+}
+
 TEST(PeerFailure, APeerThatDiedBeforeAnyConnectionIsNoticed) {
   Job job;
   job.start("peer_dies_before_connecting", 3);

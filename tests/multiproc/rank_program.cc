@@ -260,6 +260,55 @@ int receiver_dies_during_large_send() {
   return no_error();
 }
 
+// Rank 1 sends rank 0 a small and a chunked message, then dies; rank 0 receives only later:
+// both messages arrive whole, and only the next receive fails naming rank 1. With POSTED_FIRST
+// set, rank 0 posts both receives before rank 1 sends, and waits for them after the death.
+int sender_dies_after_sending() {
+  auto group = weft::init_process_group();
+  std::vector<int32_t> small(4), chunked(30'000);
+  if (std::getenv("POSTED_FIRST")) {
+    // The receives are posted before the messages come and the sender dies.
+    std::vector<int32_t> go(1);
+    if (group->rank() == 0) {
+      auto a = group->irecv(small, 1, 1);
+      auto b = group->irecv(chunked, 1, 2);
+      group->send(go, 1, 9);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      a->wait();
+      b->wait();
+      std::printf("RESULT ok %d %d\n", small[3], chunked[1008]);
+      return 0;
+    }
+    group->recv(go, 0, 9);
+  }
+  if (group->rank() == 1) {
+    for (std::size_t i = 0; i < small.size(); ++i) small[i] = static_cast<int32_t>(i + 1);
+    for (std::size_t i = 0; i < chunked.size(); ++i) chunked[i] = static_cast<int32_t>(i % 1009);
+    group->send(small, 0, 1);
+    group->send(chunked, 0, 2);
+    std::fflush(nullptr);
+    raise(SIGKILL);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  group->recv(small, 1, 1);
+  group->recv(chunked, 1, 2);
+  if (std::getenv("POSTED_FIRST")) return 0;
+  for (std::size_t i = 0; i < small.size(); ++i) {
+    if (small[i] != static_cast<int32_t>(i + 1)) return std::printf("RESULT wrong small\n"), 1;
+  }
+  for (std::size_t i = 0; i < chunked.size(); ++i) {
+    if (chunked[i] != static_cast<int32_t>(i % 1009))
+      return std::printf("RESULT wrong chunked\n"), 1;
+  }
+  auto started = Clock::now();
+  try {
+    group->recv(small, 1, 3);
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kPeerFailure);
+  }
+  return no_error();
+}
+
 // Two ranks of one host exchange messages of every kind over shared memory and check them;
 // the test reads from the log which path was chosen.
 int same_host_exchange() {
@@ -319,6 +368,7 @@ int main(int argc, char** argv) {
     if (scenario == "store_dies") return store_dies();
     if (scenario == "receiver_dies_during_large_send") return receiver_dies_during_large_send();
     if (scenario == "same_host_exchange") return same_host_exchange();
+    if (scenario == "sender_dies_after_sending") return sender_dies_after_sending();
     if (scenario == "mismatched_ops") return mismatched_collectives(false);
     if (scenario == "mismatched_counts") return mismatched_collectives(true);
   } catch (const std::exception& e) {

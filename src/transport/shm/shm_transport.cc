@@ -57,6 +57,8 @@ ShmTransport::ShmTransport(const ShmTransportOptions& options, MessageSink& sink
   for (int peer = 0; peer < options.world_size; ++peer) {
     outbound_.push_back(std::make_unique<Outbound>());
     inbound_.push_back(std::make_unique<Inbound>());
+    // Our own rings: readable before we know who our neighbours are (drain_from may come first).
+    inbound_.back()->ring = mailbox_.ring(peer);
   }
   for (int slot = kOfferSlots - 1; slot >= 0; --slot) free_slots_.push_back(slot);
 }
@@ -71,8 +73,6 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
   for (int peer = 0; peer < options_.world_size; ++peer) {
     if (peer == options_.rank || !mailboxes[peer]) continue;
     const MailboxAddress& address = *mailboxes[peer];
-    inbound_[peer]->local = true;
-    inbound_[peer]->ring = mailbox_.ring(peer);
     local_peers_.push_back(peer);
     Outbound& out = *outbound_[peer];
     try {
@@ -451,7 +451,8 @@ void ShmTransport::run_progress() {
 // ------------------------------------------------------------------------------------------
 
 void ShmTransport::drain_from(int peer) {
-  if (peer < 0 || peer >= options_.world_size || !inbound_[peer]->local) return;
+  // Not only known neighbours: a peer may have written to us before we learnt it is one.
+  if (peer < 0 || peer >= options_.world_size || peer == options_.rank) return;
   Inbound& in = *inbound_[peer];
   std::lock_guard lock(in.mutex);
   drain_locked(peer, in);

@@ -102,7 +102,6 @@ class ShmTransport {
   };
   struct Inbound {
     std::mutex mutex;
-    bool local = false;
     ShmRing ring;  // our ring for the peer: we consume
     // A message being copied through in chunks.
     FrameHeader assembling;
