@@ -69,7 +69,6 @@ ShmTransport::~ShmTransport() {
 
 void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes) {
   std::string over_shm, refused, single_copy_refused;
-  int single_copy_peers = 0;
   for (int peer = 0; peer < options_.world_size; ++peer) {
     if (peer == options_.rank || !mailboxes[peer]) continue;
     const MailboxAddress& address = *mailboxes[peer];
@@ -83,14 +82,14 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
       continue;
     }
     out.ring = out.mailbox.ring(options_.rank);
-    out.reachable = true;
+    // Published last: a thread that sees it may use the mailbox and the ring.
+    out.reachable.store(true, std::memory_order_release);
     over_shm += " " + std::to_string(peer);
     if (!options_.single_copy) continue;
     // We read from the peer when it sends to us: say so in our ring for it.
     int error = probe_process_memory(address.pid, address.address, out.mailbox.header().magic);
     if (error == 0) {
       mailbox_.ring(peer).control().receiver_can_pull.store(1, std::memory_order_release);
-      ++single_copy_peers;
     } else if (single_copy_refused.empty()) {
       single_copy_refused = std::strerror(error);
     }
@@ -312,7 +311,8 @@ bool ShmTransport::drain_locked(int peer, Inbound& in) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     RingControl& control = in.ring.control();
     if (control.producer_waiting.load(std::memory_order_seq_cst) &&
-        control.producer_waiting.exchange(0) && outbound_[peer]->mailbox.valid()) {
+        control.producer_waiting.exchange(0) &&
+        outbound_[peer]->reachable.load(std::memory_order_acquire)) {
       outbound_[peer]->mailbox.header().doorbell.fetch_add(1);
       util::futex_wake_all_shared(outbound_[peer]->mailbox.header().doorbell);
     }
@@ -411,7 +411,7 @@ bool ShmTransport::progress() {
       if (lock) moved |= drain_locked(peer, in);
     }
     Outbound& out = *outbound_[peer];
-    if (sending && out.reachable) {
+    if (sending && out.reachable.load(std::memory_order_relaxed)) {
       std::unique_lock lock(out.mutex, std::try_to_lock);
       if (lock && !out.queue.empty()) moved |= flush_locked(peer, out);
     }

@@ -61,7 +61,8 @@ class ShmTransport {
   void set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes);
   // Whether sends to `peer` go through shared memory.
   bool reaches(int peer) const {
-    return peer >= 0 && peer < options_.world_size && outbound_[peer]->reachable;
+    return peer >= 0 && peer < options_.world_size &&
+           outbound_[peer]->reachable.load(std::memory_order_acquire);
   }
 
   bool has_local_peers() const { return !local_peers_.empty(); }
@@ -94,7 +95,7 @@ class ShmTransport {
   };
   struct Outbound {
     std::mutex mutex;
-    bool reachable = false;
+    std::atomic<bool> reachable{false};
     Mailbox mailbox;  // the peer's
     ShmRing ring;     // the peer's ring for us: we produce
     std::deque<PendingSend> queue;
