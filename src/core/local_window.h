@@ -122,9 +122,12 @@ class LocalWindow {
   // Spins until every member reached `round` or the spin ends; true when all did.
   bool spin_for_all(uint32_t round);
 
+  // Once every member published its cores: whether members outnumber them, and the spin.
+  void choose_spin();
+
   bool fixed_spin_;
-  bool outnumbered_;  // more members than cores: spin by yielding, never by pausing
-  int64_t max_spin_us_;
+  bool outnumbered_ = false;  // more members than cores: spin by yielding, never by pausing
+  int64_t max_spin_us_ = 0;
   int64_t spin_us_;
 };
 
