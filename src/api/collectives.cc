@@ -81,6 +81,7 @@ std::string pick(const core::Communicator& comm, coll::Collective collective, st
   input.forced = options.algorithm;
   input.single_host = comm.single_host();
   input.spans_hosts = comm.spans_hosts_with_neighbours();
+  input.algorithm_setting = &comm.algorithm_setting();
   try {
     return coll::choose_algorithm(input);
   } catch (const Error& e) {
