@@ -70,13 +70,23 @@ struct LocalWindow::Header {
   char reason[kReasonBytes];
 };
 
-struct alignas(128) LocalWindow::Control {
-  std::atomic<uint32_t> round;
+// What a member publishes for the rounds of one parity, in one cache line: the others learn
+// of its arrival, its stamp and (small rounds) its data with a single line transfer.
+struct alignas(64) LocalWindow::Arrival {
+  std::atomic<uint32_t> round;  // the last round of this parity the member reached
+  RoundStamp stamp;
+  alignas(16) uint8_t data[kInlineBytes];
+};
+
+struct alignas(64) LocalWindow::Control {
+  static_assert(sizeof(Arrival) == 64, "an arrival is one cache line");
+  Arrival arrivals[2];  // by round parity
+  // Waiters sleeping on one of the arrivals' round words (its own line: the arriving member
+  // reads it every round, the others write it only when they go to sleep).
   std::atomic<uint32_t> sleepers;
   std::atomic<uint32_t> departed;  // the member destroyed its group
   int32_t pid;
-  RoundStamp stamps[2];  // by round parity
-  cpu_set_t cores;       // where the member may run (written once, before the window is used)
+  cpu_set_t cores;  // where the member may run (written once, before the window is used)
 };
 
 LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
@@ -104,7 +114,7 @@ void LocalWindow::choose_spin() {
 LocalWindow::~LocalWindow() {
   Control& mine = control(rank_);
   mine.departed.store(1, std::memory_order_seq_cst);
-  util::futex_wake_all_shared(mine.round);
+  for (Arrival& arrival : mine.arrivals) util::futex_wake_all_shared(arrival.round);
 }
 
 LocalWindow::Header& LocalWindow::header() const { return *static_cast<Header*>(segment_.base()); }
@@ -112,6 +122,10 @@ LocalWindow::Header& LocalWindow::header() const { return *static_cast<Header*>(
 LocalWindow::Control& LocalWindow::control(int member) const {
   auto* base = static_cast<uint8_t*>(segment_.base()) + controls_offset_;
   return reinterpret_cast<Control*>(base)[member];
+}
+
+std::atomic<uint32_t>& LocalWindow::arrival_of(int member, uint32_t round) const {
+  return control(member).arrivals[round & 1].round;
 }
 
 uint8_t* LocalWindow::slot_of(int member, uint32_t round) const {
@@ -215,14 +229,25 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
 
 uint8_t* LocalWindow::my_slot() { return slot_of(rank_, round_ + 1); }
 
+uint8_t* LocalWindow::my_slot(std::size_t bytes) {
+  if (bytes > kInlineBytes) return my_slot();
+  return control(rank_).arrivals[(round_ + 1) & 1].data;
+}
+
 const uint8_t* LocalWindow::slot(int member) const { return slot_of(member, round_); }
+
+const uint8_t* LocalWindow::slot(int member, std::size_t bytes) const {
+  if (bytes > kInlineBytes) return slot(member);
+  return control(member).arrivals[round_ & 1].data;
+}
 
 void LocalWindow::arrive(const RoundStamp& stamp) {
   uint32_t round = round_ + 1;
   Control& mine = control(rank_);
-  mine.stamps[round & 1] = stamp;
-  mine.round.store(round, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(mine.round);
+  Arrival& arrival = mine.arrivals[round & 1];
+  arrival.stamp = stamp;
+  arrival.round.store(round, std::memory_order_seq_cst);
+  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(arrival.round);
 }
 
 WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
@@ -239,7 +264,7 @@ WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
       if (result.outcome == WaitOutcome::kTimeout) {
         for (int other = 0; other < members_; ++other) {
           if (other != rank_ &&
-              !reached(control(other).round.load(std::memory_order_acquire), round)) {
+              !reached(arrival_of(other, round).load(std::memory_order_acquire), round)) {
             result.members.push_back(other);
           }
         }
@@ -258,7 +283,8 @@ bool LocalWindow::spin_for_all(uint32_t round) {
   int next = 0;  // members below it have arrived
   auto everyone = [&] {
     for (; next < members_; ++next) {
-      if (next != rank_ && !reached(control(next).round.load(std::memory_order_acquire), round)) {
+      if (next != rank_ &&
+          !reached(arrival_of(next, round).load(std::memory_order_acquire), round)) {
         return false;
       }
     }
@@ -290,7 +316,8 @@ bool LocalWindow::wait_for(int member, uint32_t round,
                            std::chrono::steady_clock::time_point deadline,
                            const std::function<bool()>& interrupted, WaitResult* result) {
   Control& theirs = control(member);
-  auto arrived = [&] { return reached(theirs.round.load(std::memory_order_acquire), round); };
+  std::atomic<uint32_t>& word = arrival_of(member, round);
+  auto arrived = [&] { return reached(word.load(std::memory_order_acquire), round); };
   if (arrived()) return true;
   auto started = std::chrono::steady_clock::now();
   for (;;) {
@@ -324,9 +351,9 @@ bool LocalWindow::wait_for(int member, uint32_t round,
       return false;
     }
     theirs.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    uint32_t seen = theirs.round.load(std::memory_order_seq_cst);
+    uint32_t seen = word.load(std::memory_order_seq_cst);
     if (!reached(seen, round)) {
-      util::futex_wait_shared(theirs.round, seen, std::min(deadline, now + kCheckInterval));
+      util::futex_wait_shared(word, seen, std::min(deadline, now + kCheckInterval));
     }
     theirs.sleepers.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -348,9 +375,9 @@ void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
 }
 
 int LocalWindow::find_other_stamp(RoundStamp* theirs) const {
-  const RoundStamp& mine = control(rank_).stamps[round_ & 1];
+  const RoundStamp& mine = control(rank_).arrivals[round_ & 1].stamp;
   for (int m = 0; m < members_; ++m) {
-    const RoundStamp& stamp = control(m).stamps[round_ & 1];
+    const RoundStamp& stamp = control(m).arrivals[round_ & 1].stamp;
     if (!(stamp == mine)) {
       *theirs = stamp;
       return m;
@@ -376,7 +403,9 @@ void LocalWindow::poison(ErrorCode code, const std::string& reason) {
       h.poisoned.store(static_cast<uint32_t>(rank_ + 1), std::memory_order_release);
     }
   }
-  for (int m = 0; m < members_; ++m) util::futex_wake_all_shared(control(m).round);
+  for (int m = 0; m < members_; ++m) {
+    for (Arrival& arrival : control(m).arrivals) util::futex_wake_all_shared(arrival.round);
+  }
 }
 
 ErrorCode LocalWindow::poison_code() const {

@@ -2,9 +2,10 @@
 // collective algorithms use to exchange data through it.
 //
 // Layout (one memfd segment per group, made by group rank 0 at the group's first same-host
-// collective): a header, one control block per member (the round it has reached, the
-// signature and sequence number of the operation it runs, its pid) and two data slots per
-// member ("parities"), each slot_bytes long.
+// collective): a header, one control block per member (per round parity, one cache line with
+// the round it has reached, the signature and sequence number of the operation it runs and up
+// to kInlineBytes of a small round's data; its pid) and two data slots per member
+// ("parities"), each slot_bytes long.
 //
 // Round protocol. The members step through numbered rounds together:
 //   1. write into my_slot() (my slot of this round's parity) — never into anyone else's;
@@ -82,11 +83,19 @@ class LocalWindow {
   int members() const { return members_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
 
+  // Rounds of at most this many bytes may travel inside the line that publishes the arrival.
+  static constexpr std::size_t kInlineBytes = 16;
+
   uint8_t* my_slot();
+  // My slot for a round that carries `bytes` bytes: up to kInlineBytes, the data rides in the
+  // cache line that publishes my arrival (one line transfer instead of two). Every member must
+  // pass the same `bytes` to my_slot and slot (derive it from what the stamp compares).
+  uint8_t* my_slot(std::size_t bytes);
   void arrive(const RoundStamp& stamp);
   WaitResult wait_all(std::chrono::steady_clock::time_point deadline,
                       const std::function<bool()>& interrupted);
   const uint8_t* slot(int member) const;
+  const uint8_t* slot(int member, std::size_t bytes) const;
   // A member that published another stamp than mine in the round just completed; -1 if none.
   int find_other_stamp(RoundStamp* theirs) const;
 
@@ -99,6 +108,7 @@ class LocalWindow {
 
  private:
   struct Header;
+  struct Arrival;
   struct Control;
 
   LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
@@ -106,6 +116,8 @@ class LocalWindow {
   Header& header() const;
   Control& control(int member) const;
   uint8_t* slot_of(int member, uint32_t round) const;
+  // The word that says whether `member` reached `round`.
+  std::atomic<uint32_t>& arrival_of(int member, uint32_t round) const;
   // Waits for one member; false when the wait ended for another reason (result filled in).
   bool wait_for(int member, uint32_t round, std::chrono::steady_clock::time_point deadline,
                 const std::function<bool()>& interrupted, WaitResult* result);

@@ -24,7 +24,7 @@ std::size_t share_begin(std::size_t n, int m, int p) { return n * m / p; }
 void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
                int root) {
   std::size_t bytes = count * size_of(dtype);
-  if (bytes) std::memcpy(call.round_slot(), data, bytes);
+  if (bytes) std::memcpy(call.round_slot(bytes), data, bytes);
   call.finish_round();
   if (root >= 0 && call.rank() != root) return;
   // Small groups keep the inputs on the stack: an allocation is a visible part of a small call.
@@ -32,7 +32,7 @@ void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
   const void* on_stack[kOnStack];
   std::vector<const void*> on_heap(call.size() > kOnStack ? call.size() : 0);
   const void** inputs = call.size() > kOnStack ? on_heap.data() : on_stack;
-  for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m);
+  for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m, bytes);
   reduce::reduce_many(dtype, op, data, inputs, call.size(), count);
 }
 
