@@ -150,6 +150,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   mutable std::mutex mutex_;
   std::shared_ptr<const Error> aborted_;
   std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
+  // Set (under mutex_) once aborted_ or broken_collectives_ is, which every abort sets too:
+  // the healthy path of every collective checks it instead of taking the lock twice.
+  std::atomic<bool> troubled_{false};
   bool single_host_ = false;
   std::string algorithm_setting_;
   std::mutex window_mutex_;
