@@ -16,12 +16,13 @@
 // only in round r+2, which it starts after every member arrived at round r+1, and a member
 // arrives at r+1 only after it finished reading round r.
 //
-// Waiting spins (yielding the core between checks), then sleeps on a futex in the member's
-// control block; the spin adapts to how waits ended unless WEFT_SPIN_US fixes it. A member
-// that exits (pidfd), a deadline, a poisoned window (some member failed and said so) or the
-// caller's `interrupted` check (the group was aborted) ends a wait with a reason instead.
-// A member that destroys its group marks itself departed: a member waiting for it then learns
-// at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
+// Waiting spins (pausing between checks, or yielding the core when the members outnumber the
+// cores they may run on together), then sleeps on a futex in the member's control block (the
+// round word of the parity it waits for); the spin adapts to how waits ended unless WEFT_SPIN_US
+// fixes it. A member that exits (pidfd), a deadline, a poisoned window (some member failed and said
+// so) or the caller's `interrupted` check (the group was aborted) ends a wait with a reason
+// instead. A member that destroys its group marks itself departed: a member waiting for it then
+// learns at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
 // SharedSegment).
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
