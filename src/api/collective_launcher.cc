@@ -8,14 +8,16 @@ namespace {
 
 constexpr std::size_t kDefaultSegmentBytes = 1u << 20;
 
-void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq) {
+template <typename RunBody>
+void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
+         const RunBody& body) {
   core::OpInfo info{launch.name, -1, launch.bytes, seq};
   comm.check_not_aborted(info);
   comm.check_collectives_usable(info);
   coll::CollectiveCall call(comm, launch.name, launch.signature, seq, comm.deadline_from_now(),
                             launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
   try {
-    launch.body(call);
+    body(call);
   } catch (const Error& error) {
     if (error.code() != ErrorCode::kInvalidArgument) {
       comm.fail_collectives(std::make_shared<const Error>(error));
@@ -30,13 +32,16 @@ void invalid_argument(const core::Communicator& comm, const char* op, const std:
   throw Error(ErrorCode::kInvalidArgument, message, comm.context_for(core::OpInfo{op}));
 }
 
-std::shared_ptr<Work> launch(const std::shared_ptr<core::Communicator>& comm,
-                             CollectiveLaunch launch, bool async) {
-  int64_t seq = comm->next_seq();
-  if (!async && comm->queue().idle()) {
-    run(*comm, launch, seq);
-    return nullptr;
-  }
+bool run_here(core::Communicator& comm, const CollectiveLaunch& launch, bool async, int64_t seq,
+              BorrowedBody body) {
+  if (async || !comm.queue().idle()) return false;
+  run(comm, launch, seq, [&](coll::CollectiveCall& call) { body.run(body.body, call); });
+  return true;
+}
+
+std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm,
+                                 CollectiveLaunch launch, CollectiveBody body, bool async,
+                                 int64_t seq) {
   // A raw pointer: the communicator joins its queue's worker before it dies, and the worker
   // must never hold the last reference (it would join itself).
   core::Communicator* raw = comm.get();
@@ -46,9 +51,9 @@ std::shared_ptr<Work> launch(const std::shared_ptr<core::Communicator>& comm,
                                                        if (auto alive = weak.lock())
                                                          alive->fail_collectives(std::move(error));
                                                      });
-  comm->queue().submit([raw, launch = std::move(launch), seq, work] {
+  comm->queue().submit([raw, launch, body = std::move(body), seq, work] {
     try {
-      run(*raw, launch, seq);
+      run(*raw, launch, seq, body);
       work->finish(nullptr);
     } catch (...) {
       work->finish(std::current_exception());

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <type_traits>
 
 #include "coll/collective_call.h"
 #include "core/communicator.h"
@@ -19,12 +20,38 @@ struct CollectiveLaunch {
   core::OpSignature signature;
   int64_t bytes = -1;
   std::size_t segment_bytes = 0;  // 0: default
-  std::function<void(coll::CollectiveCall&)> body;
 };
 
+using CollectiveBody = std::function<void(coll::CollectiveCall&)>;
+
+// The body as the caller's thread runs it: borrowed, not copied (a std::function holding a
+// body's captures allocates, a visible part of a small collective's cost).
+struct BorrowedBody {
+  void* body;
+  void (*run)(void* body, coll::CollectiveCall& call);
+};
+
+// Runs the call on the caller's thread when it is synchronous and nothing is queued before it;
+// false (nothing done) otherwise.
+bool run_here(core::Communicator& comm, const CollectiveLaunch& launch, bool async, int64_t seq,
+              BorrowedBody body);
+// Queues the call on the group's worker; waits for it when it is synchronous.
+std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm,
+                                 CollectiveLaunch launch, CollectiveBody body, bool async,
+                                 int64_t seq);
+
 // Returns null for a synchronous call (after it finished), a Work for an asynchronous one.
+template <typename Body>
 std::shared_ptr<Work> launch(const std::shared_ptr<core::Communicator>& comm,
-                             CollectiveLaunch launch, bool async);
+                             const CollectiveLaunch& launch, Body&& body, bool async) {
+  int64_t seq = comm->next_seq();
+  using Stored = std::remove_reference_t<Body>;
+  BorrowedBody borrowed{
+      const_cast<void*>(static_cast<const void*>(&body)),
+      [](void* b, coll::CollectiveCall& call) { (*static_cast<Stored*>(b))(call); }};
+  if (run_here(*comm, launch, async, seq, borrowed)) return nullptr;
+  return run_queued(comm, launch, CollectiveBody(std::forward<Body>(body)), async, seq);
+}
 
 // A kInvalidArgument error with the group's context.
 [[noreturn]] void invalid_argument(const core::Communicator& comm, const char* op,

@@ -81,6 +81,7 @@ std::string pick(const core::Communicator& comm, coll::Collective collective, st
   input.forced = options.algorithm;
   input.single_host = comm.single_host();
   input.spans_hosts = comm.spans_hosts_with_neighbours();
+  input.algorithm_setting = &comm.algorithm_setting();
   try {
     return coll::choose_algorithm(input);
   } catch (const Error& e) {
@@ -124,10 +125,10 @@ static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communic
       comm,
       {"broadcast",
        signature_of(core::OpKind::kBroadcast, data.dtype(), data.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         coll::run_broadcast(algorithm, call, data.data(), data.bytes(), root);
-       }},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        coll::run_broadcast(algorithm, call, data.data(), data.bytes(), root);
+      },
       async);
 }
 
@@ -151,14 +152,14 @@ static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communi
   return api::launch(
       comm,
       {"all_reduce", signature_of(core::OpKind::kAllReduce, data.dtype(), data.count(), op.kind),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         if (op.kind == ReduceOp::kPremulSum) {
-           reduce::scale(data.dtype(), data.data(), data.count(), op.factor);
-         }
-         coll::run_all_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op);
-         finish_average(op, data.dtype(), data.data(), data.count(), size);
-       }},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        if (op.kind == ReduceOp::kPremulSum) {
+          reduce::scale(data.dtype(), data.data(), data.count(), op.factor);
+        }
+        coll::run_all_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op);
+        finish_average(op, data.dtype(), data.data(), data.count(), size);
+      },
       async);
 }
 
@@ -183,18 +184,18 @@ static std::shared_ptr<Work> reduce_impl(const std::shared_ptr<core::Communicato
   return api::launch(
       comm,
       {"reduce", signature_of(core::OpKind::kReduce, data.dtype(), data.count(), op.kind, root),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         if (op.kind != ReduceOp::kPremulSum) {
-           coll::run_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op, root);
-         } else {
-           // Non-roots' data must stay as it was: scale a copy.
-           Bytes scaled = premultiplied_copy(data.data(), data.count(), data.dtype(), op);
-           coll::run_reduce(algorithm, call, scaled.data(), data.count(), data.dtype(), op, root);
-           if (call.rank() == root) copy_bytes(data.data(), scaled.data(), scaled.size());
-         }
-         if (call.rank() == root) finish_average(op, data.dtype(), data.data(), data.count(), size);
-       }},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        if (op.kind != ReduceOp::kPremulSum) {
+          coll::run_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op, root);
+        } else {
+          // Non-roots' data must stay as it was: scale a copy.
+          Bytes scaled = premultiplied_copy(data.data(), data.count(), data.dtype(), op);
+          coll::run_reduce(algorithm, call, scaled.data(), data.count(), data.dtype(), op, root);
+          if (call.rank() == root) copy_bytes(data.data(), scaled.data(), scaled.size());
+        }
+        if (call.rank() == root) finish_average(op, data.dtype(), data.data(), data.count(), size);
+      },
       async);
 }
 
@@ -221,17 +222,17 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
-       static_cast<int64_t>(output.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         const uint8_t* mine =
-             static_cast<const uint8_t*>(output.data()) + call.rank() * input.bytes();
-         if (input.data() == mine || input.bytes() == 0) {
-           coll::run_all_gather(algorithm, call, input.data(), output.data(), byte_counts);
-         } else {
-           copy_bytes(const_cast<uint8_t*>(mine), input.data(), input.bytes());
-           coll::run_all_gather(algorithm, call, mine, output.data(), byte_counts);
-         }
-       }},
+       static_cast<int64_t>(output.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        const uint8_t* mine =
+            static_cast<const uint8_t*>(output.data()) + call.rank() * input.bytes();
+        if (input.data() == mine || input.bytes() == 0) {
+          coll::run_all_gather(algorithm, call, input.data(), output.data(), byte_counts);
+        } else {
+          copy_bytes(const_cast<uint8_t*>(mine), input.data(), input.bytes());
+          coll::run_all_gather(algorithm, call, mine, output.data(), byte_counts);
+        }
+      },
       async);
 }
 
@@ -269,17 +270,17 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), total_count),
-       static_cast<int64_t>(total), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         Bytes gathered(total);
-         auto offsets = prefix_offsets(byte_counts);
-         copy_bytes(gathered.data() + offsets[call.rank()], input.data(), input.bytes());
-         coll::run_all_gather(algorithm, call, gathered.data() + offsets[call.rank()],
-                              gathered.data(), byte_counts);
-         for (std::size_t r = 0; r < outputs.size(); ++r) {
-           copy_bytes(outputs[r].data(), gathered.data() + offsets[r], byte_counts[r]);
-         }
-       }},
+       static_cast<int64_t>(total), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        Bytes gathered(total);
+        auto offsets = prefix_offsets(byte_counts);
+        copy_bytes(gathered.data() + offsets[call.rank()], input.data(), input.bytes());
+        coll::run_all_gather(algorithm, call, gathered.data() + offsets[call.rank()],
+                             gathered.data(), byte_counts);
+        for (std::size_t r = 0; r < outputs.size(); ++r) {
+          copy_bytes(outputs[r].data(), gathered.data() + offsets[r], byte_counts[r]);
+        }
+      },
       async);
 }
 
@@ -316,15 +317,15 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
       comm,
       {"gather",
        signature_of(core::OpKind::kGather, input.dtype(), input.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         Bytes gathered(call.rank() == root ? input.bytes() * call.size() : 0);
-         coll::run_gather(algorithm, call, input.data(), gathered.data(), byte_counts, root);
-         if (call.rank() != root) return;
-         for (std::size_t r = 0; r < outputs.size(); ++r) {
-           copy_bytes(outputs[r].data(), gathered.data() + r * input.bytes(), input.bytes());
-         }
-       }},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        Bytes gathered(call.rank() == root ? input.bytes() * call.size() : 0);
+        coll::run_gather(algorithm, call, input.data(), gathered.data(), byte_counts, root);
+        if (call.rank() != root) return;
+        for (std::size_t r = 0; r < outputs.size(); ++r) {
+          copy_bytes(outputs[r].data(), gathered.data() + r * input.bytes(), input.bytes());
+        }
+      },
       async);
 }
 
@@ -359,17 +360,17 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
       comm,
       {"scatter",
        signature_of(core::OpKind::kScatter, output.dtype(), output.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(output.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         Bytes dealt;
-         if (call.rank() == root) {
-           dealt.resize(output.bytes() * call.size());
-           for (std::size_t r = 0; r < inputs.size(); ++r) {
-             copy_bytes(dealt.data() + r * output.bytes(), inputs[r].data(), output.bytes());
-           }
-         }
-         coll::run_scatter(algorithm, call, dealt.data(), output.data(), byte_counts, root);
-       }},
+       static_cast<int64_t>(output.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        Bytes dealt;
+        if (call.rank() == root) {
+          dealt.resize(output.bytes() * call.size());
+          for (std::size_t r = 0; r < inputs.size(); ++r) {
+            copy_bytes(dealt.data() + r * output.bytes(), inputs[r].data(), output.bytes());
+          }
+        }
+        coll::run_scatter(algorithm, call, dealt.data(), output.data(), byte_counts, root);
+      },
       async);
 }
 
@@ -414,27 +415,27 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   return api::launch(
       comm,
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
-       static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         // The algorithm reads the contributions as one block and never writes them: use the
-         // caller's memory when it already is one block, else pack (and scale) a copy.
-         Bytes contributions;
-         const void* packed = contiguous ? inputs[0].data() : nullptr;
-         if (!contiguous || op.kind == ReduceOp::kPremulSum) {
-           contributions.resize(total * size_of(dtype));
-           std::size_t offset = 0;
-           for (const ConstBufferView& input : inputs) {
-             copy_bytes(contributions.data() + offset, input.data(), input.bytes());
-             offset += input.bytes();
-           }
-           if (op.kind == ReduceOp::kPremulSum) {
-             reduce::scale(dtype, contributions.data(), total, op.factor);
-           }
-           packed = contributions.data();
-         }
-         coll::run_reduce_scatter(algorithm, call, packed, output.data(), counts, dtype, op);
-         finish_average(op, dtype, output.data(), output.count(), size);
-       }},
+       static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        // The algorithm reads the contributions as one block and never writes them: use the
+        // caller's memory when it already is one block, else pack (and scale) a copy.
+        Bytes contributions;
+        const void* packed = contiguous ? inputs[0].data() : nullptr;
+        if (!contiguous || op.kind == ReduceOp::kPremulSum) {
+          contributions.resize(total * size_of(dtype));
+          std::size_t offset = 0;
+          for (const ConstBufferView& input : inputs) {
+            copy_bytes(contributions.data() + offset, input.data(), input.bytes());
+            offset += input.bytes();
+          }
+          if (op.kind == ReduceOp::kPremulSum) {
+            reduce::scale(dtype, contributions.data(), total, op.factor);
+          }
+          packed = contributions.data();
+        }
+        coll::run_reduce_scatter(algorithm, call, packed, output.data(), counts, dtype, op);
+        finish_average(op, dtype, output.data(), output.count(), size);
+      },
       async);
 }
 
@@ -519,11 +520,11 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
       {"all_to_all",
        // Per-peer counts legitimately differ by rank: only even calls carry a count.
        signature_of(core::OpKind::kAllToAll, input.dtype(), even ? input.count() : 0),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes,
-       [=](coll::CollectiveCall& call) {
-         coll::run_all_to_all(algorithm, call, input.data(), sends, prefix_offsets(sends),
-                              output.data(), recvs, prefix_offsets(recvs));
-       }},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        coll::run_all_to_all(algorithm, call, input.data(), sends, prefix_offsets(sends),
+                             output.data(), recvs, prefix_offsets(recvs));
+      },
       async);
 }
 
@@ -558,25 +559,25 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
   std::string algorithm =
       pick(*comm, coll::Collective::kAllToAll,
            std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
-  return api::launch(comm,
-                     {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
-                      options.segment_bytes,
-                      [=](coll::CollectiveCall& call) {
-                        auto send_offsets = prefix_offsets(sends);
-                        auto recv_offsets = prefix_offsets(recvs);
-                        Bytes packed(send_offsets.back() + sends.back());
-                        for (std::size_t r = 0; r < inputs.size(); ++r) {
-                          copy_bytes(packed.data() + send_offsets[r], inputs[r].data(), sends[r]);
-                        }
-                        Bytes unpacked(recv_offsets.back() + recvs.back());
-                        coll::run_all_to_all(algorithm, call, packed.data(), sends, send_offsets,
-                                             unpacked.data(), recvs, recv_offsets);
-                        for (std::size_t r = 0; r < outputs.size(); ++r) {
-                          copy_bytes(outputs[r].data(), unpacked.data() + recv_offsets[r],
-                                     recvs[r]);
-                        }
-                      }},
-                     async);
+  return api::launch(
+      comm,
+      {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
+       options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        auto send_offsets = prefix_offsets(sends);
+        auto recv_offsets = prefix_offsets(recvs);
+        Bytes packed(send_offsets.back() + sends.back());
+        for (std::size_t r = 0; r < inputs.size(); ++r) {
+          copy_bytes(packed.data() + send_offsets[r], inputs[r].data(), sends[r]);
+        }
+        Bytes unpacked(recv_offsets.back() + recvs.back());
+        coll::run_all_to_all(algorithm, call, packed.data(), sends, send_offsets, unpacked.data(),
+                             recvs, recv_offsets);
+        for (std::size_t r = 0; r < outputs.size(); ++r) {
+          copy_bytes(outputs[r].data(), unpacked.data() + recv_offsets[r], recvs[r]);
+        }
+      },
+      async);
 }
 
 void ProcessGroup::all_to_all(const std::vector<ConstBufferView>& inputs,
@@ -597,9 +598,8 @@ static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicat
   std::string algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
   return api::launch(
       comm,
-      {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes,
-       [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }},
-      async);
+      {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes},
+      [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }, async);
 }
 
 void ProcessGroup::barrier(const CollectiveOptions& options) {
@@ -621,23 +621,23 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
   if (op.kind == ReduceOp::kAvg)
     api::invalid_argument(*comm, name, "AVG has no meaning for a scan");
   std::string algorithm = pick(*comm, coll::Collective::kScan, input.bytes(), options);
-  api::launch(comm,
-              {name,
-               signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
-                            input.count(), op.kind),
-               static_cast<int64_t>(input.bytes()), options.segment_bytes,
-               [=](coll::CollectiveCall& call) {
-                 if (op.kind == ReduceOp::kPremulSum) {
-                   Bytes scaled =
-                       premultiplied_copy(input.data(), input.count(), input.dtype(), op);
-                   coll::run_scan(algorithm, call, scaled.data(), output.data(), input.count(),
-                                  input.dtype(), op, exclusive);
-                 } else {
-                   coll::run_scan(algorithm, call, input.data(), output.data(), input.count(),
-                                  input.dtype(), op, exclusive);
-                 }
-               }},
-              false);
+  api::launch(
+      comm,
+      {name,
+       signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
+                    input.count(), op.kind),
+       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+      [=](coll::CollectiveCall& call) {
+        if (op.kind == ReduceOp::kPremulSum) {
+          Bytes scaled = premultiplied_copy(input.data(), input.count(), input.dtype(), op);
+          coll::run_scan(algorithm, call, scaled.data(), output.data(), input.count(),
+                         input.dtype(), op, exclusive);
+        } else {
+          coll::run_scan(algorithm, call, input.data(), output.data(), input.count(), input.dtype(),
+                         op, exclusive);
+        }
+      },
+      false);
 }
 
 void ProcessGroup::scan(ConstBufferView input, BufferView output, ReduceOp op,

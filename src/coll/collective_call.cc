@@ -108,6 +108,8 @@ std::size_t CollectiveCall::round_bytes() {
 
 uint8_t* CollectiveCall::round_slot() { return window()->my_slot(); }
 
+uint8_t* CollectiveCall::round_slot(std::size_t bytes) { return window()->my_slot(bytes); }
+
 void CollectiveCall::finish_round() {
   core::OpInfo info{name_};
   info.seq = seq_;
@@ -115,5 +117,9 @@ void CollectiveCall::finish_round() {
 }
 
 const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }
+
+const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {
+  return window()->slot(rank, bytes);
+}
 
 }  // namespace weft::coll

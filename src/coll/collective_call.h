@@ -60,10 +60,15 @@ class CollectiveCall {
   std::size_t round_bytes();
   // My slot of the next round.
   uint8_t* round_slot();
+  // The same for a round of `bytes` bytes, which every member must agree on (derived from the
+  // signature): a tiny round's data travels with the arrival (LocalWindow::my_slot).
+  uint8_t* round_slot(std::size_t bytes);
   // Arrives, waits for every member, checks that all run this call; throws the group's error.
   void finish_round();
   // A member's slot of the round just finished.
   const uint8_t* member_slot(int rank);
+  // A member's slot of the round just finished, written by round_slot(bytes).
+  const uint8_t* member_slot(int rank, std::size_t bytes);
 
  private:
   uint64_t tag(uint32_t step) const;

@@ -25,9 +25,9 @@ std::string valid_names(Collective collective) {
   return text;
 }
 
-// What WEFT_ALGO says for this collective, or "".
-std::string from_environment(Collective collective) {
-  std::string value = util::setting_string("WEFT_ALGO");
+// What WEFT_ALGO (its value, or the environment's when null) says for this collective, or "".
+std::string from_environment(Collective collective, const std::string* setting) {
+  std::string value = setting ? *setting : util::setting_string("WEFT_ALGO");
   if (value.empty()) return "";
   if (value.find('=') == std::string::npos) return has(collective, value) ? value : "";
   std::string wanted = std::string(name_of(collective)) + "=";
@@ -147,7 +147,9 @@ const std::vector<std::string>& algorithms_of(Collective collective) {
 }
 
 std::string choose_algorithm(const SelectionInput& input) {
-  std::string name = input.forced.empty() ? from_environment(input.collective) : input.forced;
+  std::string name = input.forced.empty()
+                         ? from_environment(input.collective, input.algorithm_setting)
+                         : input.forced;
   if (!name.empty() && !has(input.collective, name)) {
     throw Error(ErrorCode::kInvalidArgument,
                 std::string(name_of(input.collective)) + " has no algorithm '" + name +

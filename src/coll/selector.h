@@ -38,6 +38,8 @@ struct SelectionInput {
   std::string forced;        // the call's option
   bool single_host = false;  // every member on one host, shared memory allowed
   bool spans_hosts = false;  // several hosts, some with several members, shared memory allowed
+  // WEFT_ALGO's value as the group read it; null: read the environment now.
+  const std::string* algorithm_setting = nullptr;
 };
 
 std::string choose_algorithm(const SelectionInput& input);

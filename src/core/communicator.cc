@@ -39,6 +39,7 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
   }
   single_host_ =
       size() > 1 && layout_.hosts() == 1 && util::setting_choice("WEFT_TRANSPORT") != "tcp";
+  algorithm_setting_ = util::setting_string("WEFT_ALGO");
 }
 
 bool Communicator::spans_hosts_with_neighbours() const {
@@ -194,6 +195,7 @@ void Communicator::abort(const std::string& reason) {
     std::lock_guard lock(mutex_);
     if (!aborted_) aborted_ = error;
     if (!broken_collectives_) broken_collectives_ = error;
+    troubled_.store(true, std::memory_order_release);
   }
   tell_shared_memory_waiters(error);
   world_->transport().abort_context(context(Channel::kPointToPoint), error);
@@ -204,6 +206,7 @@ void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const
   std::lock_guard lock(mutex_);
   if (context_id == context(Channel::kPointToPoint) && !aborted_) aborted_ = error;
   if (!broken_collectives_) broken_collectives_ = std::move(error);
+  troubled_.store(true, std::memory_order_release);
 }
 
 void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> error) {
@@ -216,6 +219,7 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
   {
     std::lock_guard lock(mutex_);
     if (!broken_collectives_) broken_collectives_ = cause;
+    troubled_.store(true, std::memory_order_release);
   }
   tell_shared_memory_waiters(cause);
   // Wakes this rank's pending collective receives and tells the connected members.
@@ -235,11 +239,13 @@ void Communicator::tell_shared_memory_waiters(const std::shared_ptr<const Error>
 }
 
 void Communicator::check_not_aborted(const OpInfo& info) const {
+  if (!troubled_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   if (aborted_) throw aborted_->with_context(context_for(info));
 }
 
 void Communicator::check_collectives_usable(const OpInfo& info) const {
+  if (!troubled_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   if (!broken_collectives_) return;
   throw Error(broken_collectives_->code() == ErrorCode::kPeerFailure ? ErrorCode::kPeerFailure

@@ -102,6 +102,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Whether every member runs on this host (host identities from the rendezvous) and shared
   // memory is allowed (WEFT_TRANSPORT is not tcp): same-host algorithms may then be chosen.
   bool single_host() const { return single_host_; }
+  // WEFT_ALGO as it was when the group was made (read once: the environment is a linear scan,
+  // a visible part of a small collective's cost).
+  const std::string& algorithm_setting() const { return algorithm_setting_; }
   const HostLayout& host_layout() const { return layout_; }
   // Whether hierarchical algorithms help: several hosts, one of them with several members, and
   // shared memory allowed.
@@ -147,7 +150,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   mutable std::mutex mutex_;
   std::shared_ptr<const Error> aborted_;
   std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
+  // Set (under mutex_) once aborted_ or broken_collectives_ is, which every abort sets too:
+  // the healthy path of every collective checks it instead of taking the lock twice.
+  std::atomic<bool> troubled_{false};
   bool single_host_ = false;
+  std::string algorithm_setting_;
   std::mutex window_mutex_;
   bool window_opened_ = false;                      // guarded by window_mutex_
   std::unique_ptr<LocalWindow> window_;             // guarded by window_mutex_

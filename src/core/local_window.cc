@@ -31,11 +31,20 @@ constexpr int64_t kMaxSpinUs = 1000;
 constexpr int64_t kInitialSpinUs = 100;
 constexpr int64_t kMaxOversubscribedSpinUs = 20'000;
 constexpr int64_t kInitialOversubscribedSpinUs = 5'000;
+// A spin that pauses between checks reads the clock only this often (a clock read costs about
+// as much as the check and the pause together).
+constexpr int kChecksPerClockRead = 32;
 
-int available_cores() {
+// The cores this process may run on (all online ones when the affinity is unknown).
+cpu_set_t own_cores() {
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    CPU_ZERO(&set);
+    for (long c = 0; c < std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_SETSIZE); ++c) {
+      CPU_SET(c, &set);
+    }
+  }
+  return set;
 }
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
@@ -61,12 +70,23 @@ struct LocalWindow::Header {
   char reason[kReasonBytes];
 };
 
-struct alignas(128) LocalWindow::Control {
-  std::atomic<uint32_t> round;
+// What a member publishes for the rounds of one parity, in one cache line: the others learn
+// of its arrival, its stamp and (small rounds) its data with a single line transfer.
+struct alignas(64) LocalWindow::Arrival {
+  std::atomic<uint32_t> round;  // the last round of this parity the member reached
+  RoundStamp stamp;
+  alignas(16) uint8_t data[kInlineBytes];
+};
+
+struct alignas(64) LocalWindow::Control {
+  static_assert(sizeof(Arrival) == 64, "an arrival is one cache line");
+  Arrival arrivals[2];  // by round parity
+  // Waiters sleeping on one of the arrivals' round words (its own line: the arriving member
+  // reads it every round, the others write it only when they go to sleep).
   std::atomic<uint32_t> sleepers;
   std::atomic<uint32_t> departed;  // the member destroyed its group
   int32_t pid;
-  RoundStamp stamps[2];  // by round parity
+  cpu_set_t cores;  // where the member may run (written once, before the window is used)
 };
 
 LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
@@ -78,16 +98,23 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       controls_offset_(round_up(sizeof(Header), kPage)),
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       fixed_spin_(spin_us >= 0),
-      outnumbered_(members > available_cores()),
-      max_spin_us_(members > available_cores() ? kMaxOversubscribedSpinUs : kMaxSpinUs),
-      spin_us_(spin_us >= 0                  ? spin_us
-               : members > available_cores() ? kInitialOversubscribedSpinUs
-                                             : kInitialSpinUs) {}
+      spin_us_(spin_us) {}
+
+void LocalWindow::choose_spin() {
+  // Count the cores of all members together: a launcher that binds each rank to its own core
+  // gives every member one core, yet no member waits for a core.
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int m = 0; m < members_; ++m) CPU_OR(&all, &all, &control(m).cores);
+  outnumbered_ = members_ > std::max(1, CPU_COUNT(&all));
+  max_spin_us_ = outnumbered_ ? kMaxOversubscribedSpinUs : kMaxSpinUs;
+  if (!fixed_spin_) spin_us_ = outnumbered_ ? kInitialOversubscribedSpinUs : kInitialSpinUs;
+}
 
 LocalWindow::~LocalWindow() {
   Control& mine = control(rank_);
   mine.departed.store(1, std::memory_order_seq_cst);
-  util::futex_wake_all_shared(mine.round);
+  for (Arrival& arrival : mine.arrivals) util::futex_wake_all_shared(arrival.round);
 }
 
 LocalWindow::Header& LocalWindow::header() const { return *static_cast<Header*>(segment_.base()); }
@@ -95,6 +122,10 @@ LocalWindow::Header& LocalWindow::header() const { return *static_cast<Header*>(
 LocalWindow::Control& LocalWindow::control(int member) const {
   auto* base = static_cast<uint8_t*>(segment_.base()) + controls_offset_;
   return reinterpret_cast<Control*>(base)[member];
+}
+
+std::atomic<uint32_t>& LocalWindow::arrival_of(int member, uint32_t round) const {
+  return control(member).arrivals[round & 1].round;
 }
 
 uint8_t* LocalWindow::slot_of(int member, uint32_t round) const {
@@ -165,6 +196,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
     window.reset(new LocalWindow(std::move(segment), options.rank, options.members, slot_bytes,
                                  options.spin_us));
     window->control(options.rank).pid = static_cast<int32_t>(getpid());
+    window->control(options.rank).cores = own_cores();
   }
   // Every member says whether it is in; everybody uses the window only if all are.
   store.set(options.key_prefix + "ready/" + std::to_string(options.rank),
@@ -188,6 +220,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   for (int m = 0; m < options.members; ++m) {
     window->watches_.emplace_back(m == options.rank ? 0 : window->control(m).pid);
   }
+  window->choose_spin();
   util::log_info("group '" + options.group_name + "': shared-memory window, " +
                  std::to_string(options.members) + " members, " + std::to_string(slot_bytes >> 10) +
                  " KiB slots");
@@ -196,14 +229,25 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
 
 uint8_t* LocalWindow::my_slot() { return slot_of(rank_, round_ + 1); }
 
+uint8_t* LocalWindow::my_slot(std::size_t bytes) {
+  if (bytes > kInlineBytes) return my_slot();
+  return control(rank_).arrivals[(round_ + 1) & 1].data;
+}
+
 const uint8_t* LocalWindow::slot(int member) const { return slot_of(member, round_); }
+
+const uint8_t* LocalWindow::slot(int member, std::size_t bytes) const {
+  if (bytes > kInlineBytes) return slot(member);
+  return control(member).arrivals[round_ & 1].data;
+}
 
 void LocalWindow::arrive(const RoundStamp& stamp) {
   uint32_t round = round_ + 1;
   Control& mine = control(rank_);
-  mine.stamps[round & 1] = stamp;
-  mine.round.store(round, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(mine.round);
+  Arrival& arrival = mine.arrivals[round & 1];
+  arrival.stamp = stamp;
+  arrival.round.store(round, std::memory_order_seq_cst);
+  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(arrival.round);
 }
 
 WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
@@ -220,7 +264,7 @@ WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
       if (result.outcome == WaitOutcome::kTimeout) {
         for (int other = 0; other < members_; ++other) {
           if (other != rank_ &&
-              !reached(control(other).round.load(std::memory_order_acquire), round)) {
+              !reached(arrival_of(other, round).load(std::memory_order_acquire), round)) {
             result.members.push_back(other);
           }
         }
@@ -239,7 +283,8 @@ bool LocalWindow::spin_for_all(uint32_t round) {
   int next = 0;  // members below it have arrived
   auto everyone = [&] {
     for (; next < members_; ++next) {
-      if (next != rank_ && !reached(control(next).round.load(std::memory_order_acquire), round)) {
+      if (next != rank_ &&
+          !reached(arrival_of(next, round).load(std::memory_order_acquire), round)) {
         return false;
       }
     }
@@ -247,8 +292,19 @@ bool LocalWindow::spin_for_all(uint32_t round) {
   };
   if (everyone()) return true;
   if (spin_us_ <= 0) return false;
-  if (!outnumbered_) return util::spin_until(everyone, spin_us_);
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  if (!outnumbered_) {
+    // Every member has a core of its own: yielding gives the core to nobody we wait for, and a
+    // sched_yield costs about as much as the whole round (measured: it was the largest item
+    // of a small all_reduce's profile). Pause between checks; read the clock now and then.
+    for (;;) {
+      for (int i = 0; i < kChecksPerClockRead; ++i) {
+        util::cpu_relax();
+        if (everyone()) return true;
+      }
+      if (std::chrono::steady_clock::now() >= until) return false;
+    }
+  }
   do {
     util::yield_core();
     if (everyone()) return true;
@@ -260,7 +316,8 @@ bool LocalWindow::wait_for(int member, uint32_t round,
                            std::chrono::steady_clock::time_point deadline,
                            const std::function<bool()>& interrupted, WaitResult* result) {
   Control& theirs = control(member);
-  auto arrived = [&] { return reached(theirs.round.load(std::memory_order_acquire), round); };
+  std::atomic<uint32_t>& word = arrival_of(member, round);
+  auto arrived = [&] { return reached(word.load(std::memory_order_acquire), round); };
   if (arrived()) return true;
   auto started = std::chrono::steady_clock::now();
   for (;;) {
@@ -294,9 +351,9 @@ bool LocalWindow::wait_for(int member, uint32_t round,
       return false;
     }
     theirs.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    uint32_t seen = theirs.round.load(std::memory_order_seq_cst);
+    uint32_t seen = word.load(std::memory_order_seq_cst);
     if (!reached(seen, round)) {
-      util::futex_wait_shared(theirs.round, seen, std::min(deadline, now + kCheckInterval));
+      util::futex_wait_shared(word, seen, std::min(deadline, now + kCheckInterval));
     }
     theirs.sleepers.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -318,9 +375,9 @@ void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
 }
 
 int LocalWindow::find_other_stamp(RoundStamp* theirs) const {
-  const RoundStamp& mine = control(rank_).stamps[round_ & 1];
+  const RoundStamp& mine = control(rank_).arrivals[round_ & 1].stamp;
   for (int m = 0; m < members_; ++m) {
-    const RoundStamp& stamp = control(m).stamps[round_ & 1];
+    const RoundStamp& stamp = control(m).arrivals[round_ & 1].stamp;
     if (!(stamp == mine)) {
       *theirs = stamp;
       return m;
@@ -346,7 +403,9 @@ void LocalWindow::poison(ErrorCode code, const std::string& reason) {
       h.poisoned.store(static_cast<uint32_t>(rank_ + 1), std::memory_order_release);
     }
   }
-  for (int m = 0; m < members_; ++m) util::futex_wake_all_shared(control(m).round);
+  for (int m = 0; m < members_; ++m) {
+    for (Arrival& arrival : control(m).arrivals) util::futex_wake_all_shared(arrival.round);
+  }
 }
 
 ErrorCode LocalWindow::poison_code() const {

@@ -2,9 +2,10 @@
 // collective algorithms use to exchange data through it.
 //
 // Layout (one memfd segment per group, made by group rank 0 at the group's first same-host
-// collective): a header, one control block per member (the round it has reached, the
-// signature and sequence number of the operation it runs, its pid) and two data slots per
-// member ("parities"), each slot_bytes long.
+// collective): a header, one control block per member (per round parity, one cache line with
+// the round it has reached, the signature and sequence number of the operation it runs and up
+// to kInlineBytes of a small round's data; its pid) and two data slots per member
+// ("parities"), each slot_bytes long.
 //
 // Round protocol. The members step through numbered rounds together:
 //   1. write into my_slot() (my slot of this round's parity) — never into anyone else's;
@@ -15,12 +16,13 @@
 // only in round r+2, which it starts after every member arrived at round r+1, and a member
 // arrives at r+1 only after it finished reading round r.
 //
-// Waiting spins (yielding the core between checks), then sleeps on a futex in the member's
-// control block; the spin adapts to how waits ended unless WEFT_SPIN_US fixes it. A member
-// that exits (pidfd), a deadline, a poisoned window (some member failed and said so) or the
-// caller's `interrupted` check (the group was aborted) ends a wait with a reason instead.
-// A member that destroys its group marks itself departed: a member waiting for it then learns
-// at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
+// Waiting spins (pausing between checks, or yielding the core when the members outnumber the
+// cores they may run on together), then sleeps on a futex in the member's control block (the
+// round word of the parity it waits for); the spin adapts to how waits ended unless WEFT_SPIN_US
+// fixes it. A member that exits (pidfd), a deadline, a poisoned window (some member failed and said
+// so) or the caller's `interrupted` check (the group was aborted) ends a wait with a reason
+// instead. A member that destroys its group marks itself departed: a member waiting for it then
+// learns at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
 // SharedSegment).
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
@@ -82,11 +84,19 @@ class LocalWindow {
   int members() const { return members_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
 
+  // Rounds of at most this many bytes may travel inside the line that publishes the arrival.
+  static constexpr std::size_t kInlineBytes = 16;
+
   uint8_t* my_slot();
+  // My slot for a round that carries `bytes` bytes: up to kInlineBytes, the data rides in the
+  // cache line that publishes my arrival (one line transfer instead of two). Every member must
+  // pass the same `bytes` to my_slot and slot (derive it from what the stamp compares).
+  uint8_t* my_slot(std::size_t bytes);
   void arrive(const RoundStamp& stamp);
   WaitResult wait_all(std::chrono::steady_clock::time_point deadline,
                       const std::function<bool()>& interrupted);
   const uint8_t* slot(int member) const;
+  const uint8_t* slot(int member, std::size_t bytes) const;
   // A member that published another stamp than mine in the round just completed; -1 if none.
   int find_other_stamp(RoundStamp* theirs) const;
 
@@ -99,6 +109,7 @@ class LocalWindow {
 
  private:
   struct Header;
+  struct Arrival;
   struct Control;
 
   LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
@@ -106,6 +117,8 @@ class LocalWindow {
   Header& header() const;
   Control& control(int member) const;
   uint8_t* slot_of(int member, uint32_t round) const;
+  // The word that says whether `member` reached `round`.
+  std::atomic<uint32_t>& arrival_of(int member, uint32_t round) const;
   // Waits for one member; false when the wait ended for another reason (result filled in).
   bool wait_for(int member, uint32_t round, std::chrono::steady_clock::time_point deadline,
                 const std::function<bool()>& interrupted, WaitResult* result);
@@ -122,9 +135,12 @@ class LocalWindow {
   // Spins until every member reached `round` or the spin ends; true when all did.
   bool spin_for_all(uint32_t round);
 
+  // Once every member published its cores: whether members outnumber them, and the spin.
+  void choose_spin();
+
   bool fixed_spin_;
-  bool outnumbered_;  // more members than cores: spin by yielding, never by pausing
-  int64_t max_spin_us_;
+  bool outnumbered_ = false;  // more members than cores: spin by yielding, never by pausing
+  int64_t max_spin_us_ = 0;
   int64_t spin_us_;
 };
 

@@ -7,6 +7,8 @@
 namespace weft::core {
 
 LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point deadline) {
+  // Once open, the window stays until the group dies: no lock on every collective's path.
+  if (LocalWindow* open = open_window_.load(std::memory_order_acquire)) return open;
   std::lock_guard lock(window_mutex_);
   if (window_opened_ || !single_host_) return window_.get();
   window_opened_ = true;

@@ -24,12 +24,16 @@ std::size_t share_begin(std::size_t n, int m, int p) { return n * m / p; }
 void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
                int root) {
   std::size_t bytes = count * size_of(dtype);
-  if (bytes) std::memcpy(call.round_slot(), data, bytes);
+  if (bytes) std::memcpy(call.round_slot(bytes), data, bytes);
   call.finish_round();
   if (root >= 0 && call.rank() != root) return;
-  std::vector<const void*> inputs(call.size());
-  for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m);
-  reduce::reduce_many(dtype, op, data, inputs.data(), inputs.size(), count);
+  // Small groups keep the inputs on the stack: an allocation is a visible part of a small call.
+  constexpr int kOnStack = 16;
+  const void* on_stack[kOnStack];
+  std::vector<const void*> on_heap(call.size() > kOnStack ? call.size() : 0);
+  const void** inputs = call.size() > kOnStack ? on_heap.data() : on_stack;
+  for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m, bytes);
+  reduce::reduce_many(dtype, op, data, inputs, call.size(), count);
 }
 
 // Round k carries, at the slot's start, the parts of input piece k that the other members

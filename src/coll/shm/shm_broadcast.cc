@@ -14,10 +14,12 @@ void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root
   for (std::size_t k = 0; k < rounds; ++k) {
     std::size_t offset = k * piece;
     std::size_t length = std::min(piece, bytes - std::min(bytes, offset));
-    if (call.rank() == root && length) std::memcpy(call.round_slot(), buffer + offset, length);
+    if (call.rank() == root && length) {
+      std::memcpy(call.round_slot(length), buffer + offset, length);
+    }
     call.finish_round();
     if (call.rank() != root && length) {
-      std::memcpy(buffer + offset, call.member_slot(root), length);
+      std::memcpy(buffer + offset, call.member_slot(root, length), length);
     }
   }
 }
