@@ -56,8 +56,8 @@ TEST(SharedMemoryCollectives, EveryCollectiveBackToBackAtOddSizes) {
   for (int world : {2, 3, 5}) {
     run_ranks(world, [world](ProcessGroup& group) {
       const int me = group.rank();
-      for (std::size_t count :
-           {std::size_t{0}, std::size_t{1}, std::size_t{world + 1}, std::size_t{70'001}}) {
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(world + 1),
+                                std::size_t{70'001}}) {
         std::vector<float> data = contribution(me, count);
         group.all_reduce(data);
         for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(data[i], expected_sum(world, i));
