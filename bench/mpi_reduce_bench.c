@@ -23,9 +23,18 @@ static size_t parse_bytes(const char* text) {
   char* end;
   double value = strtod(text, &end);
   switch (*end) {
-    case 'K': case 'k': value *= 1024; break;
-    case 'M': case 'm': value *= 1024 * 1024; break;
-    case 'G': case 'g': value *= 1024.0 * 1024 * 1024; break;
+    case 'K':
+    case 'k':
+      value *= 1024;
+      break;
+    case 'M':
+    case 'm':
+      value *= 1024 * 1024;
+      break;
+    case 'G':
+    case 'g':
+      value *= 1024.0 * 1024 * 1024;
+      break;
   }
   return (size_t)value;
 }
@@ -72,15 +81,33 @@ int main(int argc, char** argv) {
   int cores = (int)sysconf(_SC_NPROCESSORS_ONLN), header = 0, opt;
   while ((opt = getopt(argc, argv, "b:e:f:t:c:s:C:H")) != -1) {
     switch (opt) {
-      case 'b': min_bytes = parse_bytes(optarg); break;
-      case 'e': max_bytes = parse_bytes(optarg); break;
-      case 'f': factor = atof(optarg); break;
-      case 't': target = atof(optarg); break;
-      case 'c': config = optarg; break;
-      case 's': system = optarg; break;
-      case 'C': cores = atoi(optarg); break;
-      case 'H': header = 1; break;
-      default: if (rank == 0) fprintf(stderr, "bad option\n"); MPI_Abort(MPI_COMM_WORLD, 2);
+      case 'b':
+        min_bytes = parse_bytes(optarg);
+        break;
+      case 'e':
+        max_bytes = parse_bytes(optarg);
+        break;
+      case 'f':
+        factor = atof(optarg);
+        break;
+      case 't':
+        target = atof(optarg);
+        break;
+      case 'c':
+        config = optarg;
+        break;
+      case 's':
+        system = optarg;
+        break;
+      case 'C':
+        cores = atoi(optarg);
+        break;
+      case 'H':
+        header = 1;
+        break;
+      default:
+        if (rank == 0) fprintf(stderr, "bad option\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
   if (!system) {
@@ -90,8 +117,9 @@ int main(int argc, char** argv) {
     system = strstr(version, "Open MPI") ? "openmpi" : strstr(version, "MPICH") ? "mpich" : "mpi";
   }
   if (rank == 0 && header) {
-    printf("system,config,ranks,cores,oversub,op,dtype,count,bytes,iters,time_us,med_us,min_us,"
-           "max_us,algbw_GBps,busbw_GBps,check\n");
+    printf(
+        "system,config,ranks,cores,oversub,op,dtype,count,bytes,iters,time_us,med_us,min_us,"
+        "max_us,algbw_GBps,busbw_GBps,check\n");
   }
   size_t largest = max_bytes / sizeof(float) + 1;
   float* send = malloc(largest * sizeof(float));
