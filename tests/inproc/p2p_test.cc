@@ -374,6 +374,34 @@ TEST_P(PointToPoint, AnySourceTakesLargeAndSmallMessagesFromEverySender) {
   });
 }
 
+// Two groups of the same ranks, each driven by its own thread, exchange messages of every
+// kind at once: sends from both threads share one ring (and one queue, one offer table) per
+// pair, and each group must get exactly its own messages, in order.
+TEST_P(PointToPoint, TwoGroupsOnTwoThreadsShareTheRingsWithoutMixing) {
+  const std::vector<std::size_t> counts = {1, 3000, 9000, 70'000, 5};
+  run_ranks(2, [&](ProcessGroup& group) {
+    auto twin = group.new_group({0, 1});
+    ASSERT_NE(twin, nullptr);
+    auto exchange = [&](ProcessGroup& g, int seed) {
+      int other = 1 - g.rank();
+      for (int repeat = 0; repeat < 20; ++repeat) {
+        for (std::size_t i = 0; i < counts.size(); ++i) {
+          auto mine = make_data(seed + repeat, g.rank() * 7 + static_cast<int>(i), counts[i]);
+          std::vector<int32_t> theirs(counts[i], -1);
+          auto sent = g.isend(mine, other, static_cast<int>(i));
+          g.recv(theirs, other, static_cast<int>(i));
+          sent->wait();
+          ASSERT_EQ(theirs, make_data(seed + repeat, other * 7 + static_cast<int>(i), counts[i]))
+              << "seed " << seed << " repeat " << repeat << " message " << i;
+        }
+      }
+    };
+    std::thread second([&] { exchange(*twin, 1000); });
+    exchange(group, 0);
+    second.join();
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, PointToPoint, ::testing::Values("tcp", "shm", "shm_copy_through"),
                          [](const auto& info) { return info.param; });
 INSTANTIATE_TEST_SUITE_P(Paths, PointToPointErrors,
