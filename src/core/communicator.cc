@@ -133,13 +133,9 @@ ErrorContext Communicator::context_for(const OpInfo& info) const {
   return context;
 }
 
-void Communicator::wait(transport::Request& request, const OpInfo& info,
-                        std::chrono::steady_clock::time_point deadline) {
+bool Communicator::poll_then_sleep(transport::Request& request,
+                                   std::chrono::steady_clock::time_point deadline) {
   transport::Transport& transport = world_->transport();
-  if (request.done()) {
-    if (request.failed()) throw describe_failure(request, info);
-    return;
-  }
   transport.start_polling();
   bool polling = true;
   auto stop_polling = [&] {
@@ -150,7 +146,13 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
       deadline, world_->spin_us(polled), [&] { transport.poll(request); }, stop_polling,
       /*may_yield=*/!(polled && transport.pollers_have_own_cores()));
   stop_polling();
-  if (!done) {
+  return done;
+}
+
+void Communicator::wait(transport::Request& request, const OpInfo& info,
+                        std::chrono::steady_clock::time_point deadline) {
+  // A finished request registers no poller: that is a shared line other ranks read.
+  if (!request.done() && !poll_then_sleep(request, deadline)) {
     std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
     std::string what = request.kind == transport::Request::Kind::kRecv

@@ -131,6 +131,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void on_context_aborted(uint64_t context, std::shared_ptr<const Error> error);
 
  private:
+  // Spins polling the transport, then sleeps until the request is done or the deadline;
+  // returns whether it is done.
+  bool poll_then_sleep(transport::Request& request, std::chrono::steady_clock::time_point deadline);
   Communicator(std::shared_ptr<World> world, std::string name, std::vector<int> world_ranks,
                uint64_t context_base);
   uint64_t context(Channel channel) const { return context_base_ + static_cast<uint64_t>(channel); }

@@ -84,4 +84,17 @@ class Request {
 
 using RequestPtr = std::shared_ptr<Request>;
 
+// The header of the message a send request carries, from world rank `source`.
+inline FrameHeader data_header(const Request& send, int source) {
+  FrameHeader header;
+  header.kind = FrameKind::kData;
+  header.source = static_cast<uint32_t>(source);
+  header.context = send.context;
+  header.tag = send.tag;
+  header.bytes = send.bytes;
+  header.signature = send.signature;
+  header.operation_tagged = send.operation_tagged;
+  return header;
+}
+
 }  // namespace weft::transport

@@ -42,7 +42,7 @@ bool RoutedTransport::cancel(Request& request, std::shared_ptr<const Error> reas
 void RoutedTransport::poll(Request& request) {
   if (shm_) shm_->progress();
   // A socket read per poll would slow a same-host wait down for nothing.
-  if (!via_shm(request.peer) || request.peer < 0) tcp_->poll(request);
+  if (!via_shm(request.peer)) tcp_->poll(request);
 }
 
 void RoutedTransport::start_polling() {

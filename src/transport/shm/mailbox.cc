@@ -103,6 +103,10 @@ void Mailbox::notify() const {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header_->pollers.load(std::memory_order_seq_cst) != 0) return;
   if (header_->sleeping.load(std::memory_order_seq_cst) == 0) return;
+  wake();
+}
+
+void Mailbox::wake() const {
   header_->doorbell.fetch_add(1, std::memory_order_seq_cst);
   util::futex_wake_all_shared(header_->doorbell);
 }

@@ -70,6 +70,8 @@ class Mailbox {
   // After writing a record or finishing an offer: wakes the owner if nobody there would
   // otherwise notice.
   void notify() const;
+  // Wakes the owner's progress thread unconditionally.
+  void wake() const;
 
  private:
   static std::size_t bytes_for(int world_size, std::size_t ring_capacity);

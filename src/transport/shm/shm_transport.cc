@@ -31,18 +31,6 @@ uint64_t offer_word(uint32_t generation, OfferState state) {
   return (uint64_t{generation} << 2) | static_cast<uint64_t>(state);
 }
 
-FrameHeader header_of(const Request& request, int rank) {
-  FrameHeader header;
-  header.kind = FrameKind::kData;
-  header.source = static_cast<uint32_t>(rank);
-  header.context = request.context;
-  header.tag = request.tag;
-  header.bytes = request.bytes;
-  header.signature = request.signature;
-  header.operation_tagged = request.operation_tagged;
-  return header;
-}
-
 std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::string& what) {
   ErrorContext context;
   context.peer = peer;
@@ -173,7 +161,7 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
   const uint8_t* payload =
       send.owned.empty() ? static_cast<const uint8_t*>(request->data) : send.owned.data();
   if (!send.started) {
-    FrameHeader header = header_of(*request, options_.rank);
+    FrameHeader header = data_header(*request, options_.rank);
     if (bytes <= kInlineBytes) {
       uint8_t* body = out.ring.reserve(kInline, kFrameHeaderBytes + bytes);
       if (!body) return false;
@@ -313,8 +301,7 @@ bool ShmTransport::drain_locked(int peer, Inbound& in) {
     if (control.producer_waiting.load(std::memory_order_seq_cst) &&
         control.producer_waiting.exchange(0) &&
         outbound_[peer]->reachable.load(std::memory_order_acquire)) {
-      outbound_[peer]->mailbox.header().doorbell.fetch_add(1);
-      util::futex_wake_all_shared(outbound_[peer]->mailbox.header().doorbell);
+      outbound_[peer]->mailbox.wake();
     }
   }
   return moved;
@@ -336,7 +323,7 @@ void ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& r
       return;
     case kFirstChunk: {
       in.assembling = decode(record.body);
-      in.assembled.reset(new uint8_t[in.assembling.bytes]);
+      in.assembled = pool_.take(in.assembling.bytes, in.assembled_capacity);
       std::size_t chunk = record.bytes - kFrameHeaderBytes;
       std::memcpy(in.assembled.get(), record.body + kFrameHeaderBytes, chunk);
       in.assembled_bytes = chunk;
@@ -360,7 +347,7 @@ void ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& r
       std::memcpy(destination, payload, in.assembling.bytes);
       return nullptr;
     });
-    in.assembled.reset();
+    pool_.give_back(std::move(in.assembled), in.assembled_capacity);
   }
 }
 
@@ -490,7 +477,7 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
     Inbound& in = *inbound_[peer];
     std::lock_guard lock(in.mutex);
     in.in_chunks = false;
-    in.assembled.reset();
+    if (in.assembled) pool_.give_back(std::move(in.assembled), in.assembled_capacity);
   }
   for (const RequestPtr& victim : victims) victim->fail(error);
 }
@@ -509,8 +496,7 @@ void ShmTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   while (!idle() && std::chrono::steady_clock::now() < flush_deadline) {
     if (!progress()) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  mailbox_.header().doorbell.fetch_add(1);
-  util::futex_wake_all_shared(mailbox_.header().doorbell);
+  mailbox_.wake();
   if (progress_thread_.joinable()) progress_thread_.join();
   auto aborted = std::make_shared<const Error>(ErrorCode::kAborted, "the transport was shut down");
   for (int peer : local_peers_) fail_peer(peer, aborted);

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/buffer_pool.h"
 #include "transport/message_sink.h"
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
@@ -106,7 +107,8 @@ class ShmTransport {
     ShmRing ring;  // our ring for the peer: we consume
     // A message being copied through in chunks.
     FrameHeader assembling;
-    std::unique_ptr<uint8_t[]> assembled;
+    BufferPool::Buffer assembled;
+    std::size_t assembled_capacity = 0;
     std::size_t assembled_bytes = 0;
     bool in_chunks = false;
   };
@@ -137,6 +139,7 @@ class ShmTransport {
   Mailbox mailbox_;
   std::vector<std::unique_ptr<Outbound>> outbound_;
   std::vector<std::unique_ptr<Inbound>> inbound_;
+  BufferPool pool_;  // buffers of messages copied through in chunks
   std::vector<int> local_peers_;
   bool ranks_have_own_cores_ = true;
   // Sends queued for lack of room plus offers not yet taken: an idle poll looks at nothing else.

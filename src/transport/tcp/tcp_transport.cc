@@ -92,14 +92,7 @@ std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
 // ------------------------------------------------------------------------------------------
 
 void TcpTransport::post_send(const RequestPtr& request) {
-  FrameHeader header;
-  header.kind = FrameKind::kData;
-  header.source = static_cast<uint32_t>(options_.rank);
-  header.context = request->context;
-  header.tag = request->tag;
-  header.bytes = request->bytes;
-  header.signature = request->signature;
-  header.operation_tagged = request->operation_tagged;
+  FrameHeader header = data_header(*request, options_.rank);
 
   if (request->peer == options_.rank) {
     // A message to ourselves never touches a socket.
