@@ -14,7 +14,7 @@ void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
   core::OpInfo info{launch.name, -1, launch.bytes, seq};
   comm.check_not_aborted(info);
   comm.check_collectives_usable(info);
-  coll::CollectiveCall call(comm, launch.name, launch.signature, seq, comm.deadline_from_now(),
+  coll::CollectiveCall call(comm, launch.name, launch.signature, seq, comm.timeout(),
                             launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
   try {
     body(call);

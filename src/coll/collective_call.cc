@@ -17,6 +17,16 @@ CollectiveCall::CollectiveCall(core::Communicator& comm, const char* name,
       deadline_(deadline),
       segment_bytes_(segment_bytes) {}
 
+CollectiveCall::CollectiveCall(core::Communicator& comm, const char* name,
+                               core::OpSignature signature, int64_t seq,
+                               std::chrono::milliseconds timeout, std::size_t segment_bytes)
+    : comm_(comm),
+      name_(name),
+      signature_(signature),
+      seq_(seq),
+      deadline_(timeout),
+      segment_bytes_(segment_bytes) {}
+
 uint64_t CollectiveCall::tag(uint32_t step) const {
   if (step >= kMaxSteps) {
     throw Error(ErrorCode::kInternal,
@@ -44,7 +54,7 @@ core::OpInfo CollectiveCall::info_for(const core::Request& request) const {
 
 void CollectiveCall::wait(const core::RequestPtr& request) {
   try {
-    comm_.wait(*request, info_for(*request), deadline_);
+    comm_.wait(*request, info_for(*request), deadline_.get());
   } catch (const Error& error) {
     // Fail the group's collectives at once, here and on every member: the algorithm's other
     // requests (and the partners waiting on us) must not sit until their deadline.
@@ -91,12 +101,13 @@ void CollectiveCall::recv(int peer, uint32_t step, void* data, std::size_t bytes
 namespace weft::coll {
 
 CollectiveCall CollectiveCall::on(core::Communicator& group) const {
-  return CollectiveCall(group, name_, signature_, group.next_seq(), deadline_, segment_bytes_);
+  return CollectiveCall(group, name_, signature_, group.next_seq(), deadline_.get(),
+                        segment_bytes_);
 }
 
 core::LocalWindow* CollectiveCall::window() {
   if (!window_checked_) {
-    window_ = comm_.local_window(deadline_);
+    window_ = comm_.local_window(deadline_.get());
     window_checked_ = true;
   }
   return window_;
@@ -117,6 +128,24 @@ void CollectiveCall::finish_round() {
 }
 
 const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }
+
+void CollectiveCall::begin_eager() {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  comm_.begin_eager_round(*window(), signature_, info, deadline_);
+}
+
+uint8_t* CollectiveCall::my_eager_data() { return window()->my_eager_data(); }
+
+const uint8_t* CollectiveCall::await_eager_data(int rank) {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  info.peer = rank;
+  comm_.wait_eager_round(*window(), rank, signature_, info, deadline_);
+  return window()->eager_data(rank);
+}
+
+void CollectiveCall::end_eager() { window()->end_eager(); }
 
 const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {
   return window()->slot(rank, bytes);

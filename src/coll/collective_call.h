@@ -28,6 +28,9 @@ class CollectiveCall {
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
                  int64_t seq, std::chrono::steady_clock::time_point deadline,
                  std::size_t segment_bytes);
+  // The deadline is `timeout` after the first wait that needs one (util::LazyDeadline).
+  CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
+                 int64_t seq, std::chrono::milliseconds timeout, std::size_t segment_bytes);
 
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
@@ -70,6 +73,19 @@ class CollectiveCall {
   // A member's slot of the round just finished, written by round_slot(bytes).
   const uint8_t* member_slot(int rank, std::size_t bytes);
 
+  // --- eager rounds (core/local_window.h): a rooted call of at most eager_bytes() in which
+  // the writers do not wait for the readers ---
+  static constexpr std::size_t eager_bytes() { return core::LocalWindow::kEagerBytes; }
+  // Waits only when my ring of lines is full; throws the group's error (also for a mismatch
+  // found in an old eager call).
+  void begin_eager();
+  // Where a writer puts its data.
+  uint8_t* my_eager_data();
+  // Waits for `rank`'s data of this call and checks that it runs this call.
+  const uint8_t* await_eager_data(int rank);
+  // Publishes that I am done with this call (after my writes and reads).
+  void end_eager();
+
  private:
   uint64_t tag(uint32_t step) const;
   core::OpInfo info_for(const core::Request& request) const;
@@ -78,7 +94,7 @@ class CollectiveCall {
   const char* name_;
   core::OpSignature signature_;
   int64_t seq_;
-  std::chrono::steady_clock::time_point deadline_;
+  mutable util::LazyDeadline deadline_;  // read lazily, also by on()
   std::size_t segment_bytes_;
   core::LocalWindow* window_ = nullptr;
   bool window_checked_ = false;

@@ -120,7 +120,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // with failures as this group's errors: a mismatch names both calls, a member that exited
   // or stalls is named. Throws after poisoning the window, so the other members stop too.
   void complete_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
-                             const OpInfo& info, std::chrono::steady_clock::time_point deadline);
+                             const OpInfo& info, util::LazyDeadline& deadline);
+  // The steps of an eager call (LocalWindow's eager rounds) that wait, with the same errors:
+  // beginning it (a full ring waits; an old call's mismatch is found), and waiting for the
+  // member whose line this call reads (its stamp must be mine).
+  void begin_eager_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
+                         util::LazyDeadline& deadline);
+  void wait_eager_round(LocalWindow& window, int member, const OpSignature& op, const OpInfo& info,
+                        util::LazyDeadline& deadline);
 
   OpQueue& queue() { return queue_; }
   // Child groups' message contexts: the same on every member, different for every child.
@@ -131,6 +138,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void on_context_aborted(uint64_t context, std::shared_ptr<const Error> error);
 
  private:
+  bool collectives_broken() const;
+  // Throw this group's error for a window wait that failed, or for two members that called
+  // different collectives (after poisoning the window and failing the group's collectives).
+  [[noreturn]] void fail_window_wait(LocalWindow& window, const WaitResult& result,
+                                     const OpInfo& info);
+  [[noreturn]] void fail_window_mismatch(LocalWindow& window, const StampMismatch& mismatch,
+                                         const OpInfo& info);
+  void fail_window(LocalWindow& window, std::shared_ptr<const Error> error);
   // Spins polling the transport, then sleeps until the request is done or the deadline;
   // returns whether it is done.
   bool poll_then_sleep(transport::Request& request, std::chrono::steady_clock::time_point deadline);

@@ -80,7 +80,8 @@ struct alignas(64) LocalWindow::Arrival {
 
 struct alignas(64) LocalWindow::Control {
   static_assert(sizeof(Arrival) == 64, "an arrival is one cache line");
-  Arrival arrivals[2];  // by round parity
+  Arrival arrivals[2];         // by round parity
+  Arrival eager[kEagerDepth];  // by eager call number modulo kEagerDepth
   // Waiters sleeping on one of the arrivals' round words (its own line: the arriving member
   // reads it every round, the others write it only when they go to sleep).
   std::atomic<uint32_t> sleepers;
@@ -250,7 +251,7 @@ void LocalWindow::arrive(const RoundStamp& stamp) {
   if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(arrival.round);
 }
 
-WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
+WaitResult LocalWindow::wait_all(util::LazyDeadline& deadline,
                                  const std::function<bool()>& interrupted) {
   uint32_t round = round_ + 1;
   WaitResult result;
@@ -260,7 +261,7 @@ WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
   }
   for (int m = 0; m < members_; ++m) {
     if (m == rank_) continue;
-    if (!wait_for(m, round, deadline, interrupted, &result)) {
+    if (!wait_for(m, arrival_of(m, round), round, deadline, interrupted, &result)) {
       if (result.outcome == WaitOutcome::kTimeout) {
         for (int other = 0; other < members_; ++other) {
           if (other != rank_ &&
@@ -276,21 +277,9 @@ WaitResult LocalWindow::wait_all(std::chrono::steady_clock::time_point deadline,
   return result;
 }
 
-bool LocalWindow::spin_for_all(uint32_t round) {
-  // One spin over every member, not one per member: a spin that restarts for each member would
-  // pause again each time, and with members outnumbering cores every pause is time the member
-  // we wait for could have run.
-  int next = 0;  // members below it have arrived
-  auto everyone = [&] {
-    for (; next < members_; ++next) {
-      if (next != rank_ &&
-          !reached(arrival_of(next, round).load(std::memory_order_acquire), round)) {
-        return false;
-      }
-    }
-    return true;
-  };
-  if (everyone()) return true;
+template <typename Ready>
+bool LocalWindow::spin_until(const Ready& ready) {
+  if (ready()) return true;
   if (spin_us_ <= 0) return false;
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
   if (!outnumbered_) {
@@ -300,23 +289,38 @@ bool LocalWindow::spin_for_all(uint32_t round) {
     for (;;) {
       for (int i = 0; i < kChecksPerClockRead; ++i) {
         util::cpu_relax();
-        if (everyone()) return true;
+        if (ready()) return true;
       }
       if (std::chrono::steady_clock::now() >= until) return false;
     }
   }
   do {
     util::yield_core();
-    if (everyone()) return true;
+    if (ready()) return true;
   } while (std::chrono::steady_clock::now() < until);
   return false;
 }
 
-bool LocalWindow::wait_for(int member, uint32_t round,
-                           std::chrono::steady_clock::time_point deadline,
-                           const std::function<bool()>& interrupted, WaitResult* result) {
+bool LocalWindow::spin_for_all(uint32_t round) {
+  // One spin over every member, not one per member: a spin that restarts for each member would
+  // pause again each time, and with members outnumbering cores every pause is time the member
+  // we wait for could have run.
+  int next = 0;  // members below it have arrived
+  return spin_until([&] {
+    for (; next < members_; ++next) {
+      if (next != rank_ &&
+          !reached(arrival_of(next, round).load(std::memory_order_acquire), round)) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
+bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t round,
+                           util::LazyDeadline& deadline, const std::function<bool()>& interrupted,
+                           WaitResult* result) {
   Control& theirs = control(member);
-  std::atomic<uint32_t>& word = arrival_of(member, round);
   auto arrived = [&] { return reached(word.load(std::memory_order_acquire), round); };
   if (arrived()) return true;
   auto started = std::chrono::steady_clock::now();
@@ -346,14 +350,14 @@ bool LocalWindow::wait_for(int member, uint32_t round,
       return false;
     }
     auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
+    if (now >= deadline.get()) {
       result->outcome = WaitOutcome::kTimeout;
       return false;
     }
     theirs.sleepers.fetch_add(1, std::memory_order_seq_cst);
     uint32_t seen = word.load(std::memory_order_seq_cst);
     if (!reached(seen, round)) {
-      util::futex_wait_shared(word, seen, std::min(deadline, now + kCheckInterval));
+      util::futex_wait_shared(word, seen, std::min(deadline.get(), now + kCheckInterval));
     }
     theirs.sleepers.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -374,16 +378,126 @@ void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
   }
 }
 
-int LocalWindow::find_other_stamp(RoundStamp* theirs) const {
-  const RoundStamp& mine = control(rank_).arrivals[round_ & 1].stamp;
+StampMismatch LocalWindow::find_other_stamp() {
+  StampMismatch found;
+  found.mine = control(rank_).arrivals[round_ & 1].stamp;
   for (int m = 0; m < members_; ++m) {
     const RoundStamp& stamp = control(m).arrivals[round_ & 1].stamp;
-    if (!(stamp == mine)) {
-      *theirs = stamp;
-      return m;
+    if (!(stamp == found.mine)) {
+      found.member = m;
+      found.theirs = stamp;
+      return found;
     }
   }
-  return -1;
+  // Every member finished the eager calls before this round; some may already be reusing
+  // their lines (they skip the comparison, and compare on their side, see the top of the file).
+  return check_eager_stamps(eager_);
+}
+
+LocalWindow::Arrival& LocalWindow::eager_line(int member, uint32_t call) const {
+  return control(member).eager[call % kEagerDepth];
+}
+
+bool LocalWindow::read_eager_stamp(int member, uint32_t call, RoundStamp* stamp) const {
+  // The member may be reusing the line as we read (it marks that in the round word first):
+  // a stamp counts only if the round word said `call` before and after the copy.
+  const Arrival& line = eager_line(member, call);
+  if (line.round.load(std::memory_order_seq_cst) != call) return false;
+  std::memcpy(static_cast<void*>(stamp), &line.stamp, sizeof *stamp);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return line.round.load(std::memory_order_relaxed) == call;
+}
+
+StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
+  StampMismatch found;
+  for (uint32_t call = eager_checked_ + 1; reached(last, call); ++call) {
+    found.mine = eager_line(rank_, call).stamp;
+    for (int m = 0; m < members_; ++m) {
+      if (m == rank_) continue;
+      if (!reached(eager_line(m, call).round.load(std::memory_order_seq_cst), call)) {
+        return StampMismatch{};  // not published yet: compared at a later check
+      }
+      if (read_eager_stamp(m, call, &found.theirs) && !(found.theirs == found.mine)) {
+        found.member = m;
+        return found;
+      }
+    }
+    eager_checked_ = call;
+  }
+  return StampMismatch{};
+}
+
+WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
+                                    const std::function<bool()>& interrupted, StampMismatch* late) {
+  WaitResult result;
+  uint32_t call = eager_ + 1;
+  uint32_t reused = call - kEagerDepth;  // the call whose lines this one takes over
+  // A member that only writes never waits for anyone unless its ring is full: a failure
+  // elsewhere reaches it here.
+  if (uint32_t poisoned = header().poisoned.load(std::memory_order_acquire)) {
+    result.outcome = WaitOutcome::kPoisoned;
+    result.members = {static_cast<int>(poisoned & ~kPoisonBeingWritten) - 1};
+    return result;
+  }
+  // Checked in batches: a comparison reads a line that its owner wrote, a cache miss, and
+  // many misses in a row overlap where one per call would not.
+  if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {
+    int next = 0;
+    bool all_done = spin_until([&] {
+      for (; next < members_; ++next) {
+        if (next != rank_ &&
+            !reached(eager_line(next, call).round.load(std::memory_order_acquire), reused)) {
+          return false;
+        }
+      }
+      return true;
+    });
+    for (int m = 0; !all_done && m < members_; ++m) {
+      if (m != rank_ &&
+          !wait_for(m, eager_line(m, call).round, reused, deadline, interrupted, &result)) {
+        if (result.outcome == WaitOutcome::kTimeout) result.members = {m};
+        return result;
+      }
+    }
+    // Before my line of call `reused` is marked as being reused (see the top of the file).
+    *late = check_eager_stamps(eager_);
+    if (late->member >= 0) return result;
+  }
+  eager_ = call;
+  eager_stamp_ = stamp;
+  // Release orders the comparisons above before it (see the top of the file); the fence keeps
+  // the stamp and data written later from being seen before it.
+  eager_line(rank_, call).round.store(call - 1, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_release);
+  return result;
+}
+
+uint8_t* LocalWindow::my_eager_data() { return eager_line(rank_, eager_).data; }
+
+WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
+                                   const std::function<bool()>& interrupted, RoundStamp* theirs) {
+  WaitResult result;
+  Arrival& line = eager_line(member, eager_);
+  auto published = [&] { return reached(line.round.load(std::memory_order_acquire), eager_); };
+  if (!spin_until(published) &&
+      !wait_for(member, line.round, eager_, deadline, interrupted, &result)) {
+    if (result.outcome == WaitOutcome::kTimeout) result.members = {member};
+    return result;
+  }
+  *theirs = line.stamp;
+  return result;
+}
+
+const uint8_t* LocalWindow::eager_data(int member) const { return eager_line(member, eager_).data; }
+
+void LocalWindow::end_eager() {
+  Control& mine = control(rank_);
+  Arrival& line = eager_line(rank_, eager_);
+  line.stamp = eager_stamp_;
+  // seq_cst: the store and the load of the sleepers below must not pass each other (a reader
+  // going to sleep does the mirror image), or a sleeper could miss its wake-up.
+  line.round.store(eager_, std::memory_order_seq_cst);
+  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(line.round);
 }
 
 void LocalWindow::poison(ErrorCode code, const std::string& reason) {

@@ -24,6 +24,22 @@
 // instead. A member that destroys its group marks itself departed: a member waiting for it then
 // learns at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
 // SharedSegment).
+//
+// Eager rounds: a rooted call of at most kEagerBytes (broadcast, reduce) in which the members
+// that only write do not wait for the ones that read. Each member has a ring of kEagerDepth
+// lines (round word, stamp, data), one per eager call, numbered by a counter that every member
+// advances at its eager calls. In eager call n a member
+//   1. begin_eager(): waits until every member has finished call n - kEagerDepth, whose line
+//      call n reuses, and compares the stamps of that call with its own;
+//   2. writes its data into its line (a writer), or waits for the writer's line of call n and
+//      checks its stamp (a reader: the mismatch is caught at once, on the reader);
+//   3. end_eager(): publishes its stamp and round n — after it finished reading.
+// So a broadcast root runs up to kEagerDepth calls ahead of its slowest reader, and a
+// member that only writes learns of a mismatch or a failure late: when its line comes round
+// again, at the next standard round (which compares the stamps of the eager calls since the
+// last one), or when a member's failure poisons the window. While a member writes a line, its
+// round word says n - 1 (done with n - kEagerDepth, not yet n), so a member that compares
+// stamps of an old call can tell that the line is being reused.
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
 
@@ -40,6 +56,7 @@
 #include "transport/frame_header.h"
 #include "transport/shm/process_watch.h"
 #include "transport/shm/shared_segment.h"
+#include "util/deadline.h"
 #include "weft/error.h"
 #include "weft/store.h"
 
@@ -72,6 +89,12 @@ struct RoundStamp {
   bool operator==(const RoundStamp&) const = default;
 };
 
+// Two members that published different stamps for one call.
+struct StampMismatch {
+  int member = -1;  // the other member; -1 when none was found
+  RoundStamp mine, theirs;
+};
+
 class LocalWindow {
  public:
   // Collective over the members (each calls it at the same collective). Returns null on every
@@ -93,12 +116,29 @@ class LocalWindow {
   // pass the same `bytes` to my_slot and slot (derive it from what the stamp compares).
   uint8_t* my_slot(std::size_t bytes);
   void arrive(const RoundStamp& stamp);
-  WaitResult wait_all(std::chrono::steady_clock::time_point deadline,
-                      const std::function<bool()>& interrupted);
+  WaitResult wait_all(util::LazyDeadline& deadline, const std::function<bool()>& interrupted);
   const uint8_t* slot(int member) const;
   const uint8_t* slot(int member, std::size_t bytes) const;
-  // A member that published another stamp than mine in the round just completed; -1 if none.
-  int find_other_stamp(RoundStamp* theirs) const;
+  // A member that published another stamp than mine in the round just completed, or in one of
+  // the eager calls made since the round before it (those only their writers have checked).
+  StampMismatch find_other_stamp();
+
+  // --- eager rounds (see the top of this file) ---
+  static constexpr std::size_t kEagerBytes = 16;
+  static constexpr uint32_t kEagerDepth = 64;
+  // Step 1 of an eager call stamped `stamp`. `late` names a member whose stamp of call
+  // n - kEagerDepth differed from mine (the caller fails the group); the result says why a
+  // wait ended otherwise.
+  WaitResult begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
+                         const std::function<bool()>& interrupted, StampMismatch* late);
+  // My line's data for this eager call (a writer fills it before end_eager).
+  uint8_t* my_eager_data();
+  // Waits until `member` published this eager call; its stamp is in `theirs`.
+  WaitResult wait_eager(int member, util::LazyDeadline& deadline,
+                        const std::function<bool()>& interrupted, RoundStamp* theirs);
+  // `member`'s data of this eager call (after wait_eager).
+  const uint8_t* eager_data(int member) const;
+  void end_eager();
 
   // Tells every member that this one failed (their waits end with kPoisoned), why, and with
   // which error code, so that the root cause travels (a death stays a peer failure).
@@ -119,9 +159,20 @@ class LocalWindow {
   uint8_t* slot_of(int member, uint32_t round) const;
   // The word that says whether `member` reached `round`.
   std::atomic<uint32_t>& arrival_of(int member, uint32_t round) const;
-  // Waits for one member; false when the wait ended for another reason (result filled in).
-  bool wait_for(int member, uint32_t round, std::chrono::steady_clock::time_point deadline,
-                const std::function<bool()>& interrupted, WaitResult* result);
+  // Waits until `word` of `member` reaches `round`; false when the wait ended for another
+  // reason (result filled in).
+  bool wait_for(int member, std::atomic<uint32_t>& word, uint32_t round,
+                util::LazyDeadline& deadline, const std::function<bool()>& interrupted,
+                WaitResult* result);
+  Arrival& eager_line(int member, uint32_t call) const;
+  // Spins until ready() or the spin ends; true when ready.
+  template <typename Ready>
+  bool spin_until(const Ready& ready);
+  // The stamp `member` published for eager call `call`, if its line still holds that call.
+  bool read_eager_stamp(int member, uint32_t call, RoundStamp* stamp) const;
+  // Compares every member's stamps of the eager calls after the last one checked, up to
+  // `last` or the first call that a member has not published yet.
+  StampMismatch check_eager_stamps(uint32_t last);
   void adapt_spin(std::chrono::steady_clock::duration slept);
 
   transport::SharedSegment segment_;
@@ -131,7 +182,10 @@ class LocalWindow {
   std::size_t controls_offset_;
   std::size_t slots_offset_;
   std::vector<transport::ProcessWatch> watches_;
-  uint32_t round_ = 0;  // the last round every member reached
+  uint32_t round_ = 0;          // the last round every member reached
+  uint32_t eager_ = 0;          // my eager calls so far (the current one while it runs)
+  uint32_t eager_checked_ = 0;  // every member's stamps agree up to this eager call
+  RoundStamp eager_stamp_;      // the current eager call's
   // Spins until every member reached `round` or the spin ends; true when all did.
   bool spin_for_all(uint32_t round);
 

@@ -14,16 +14,14 @@ OpQueue::~OpQueue() {
 void OpQueue::submit(std::function<void()> op) {
   {
     std::lock_guard lock(mutex_);
+    unfinished_.fetch_add(1, std::memory_order_acq_rel);
     pending_.push_back(std::move(op));
     if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
   }
   changed_.notify_all();
 }
 
-bool OpQueue::idle() const {
-  std::lock_guard lock(mutex_);
-  return pending_.empty() && !running_op_;
-}
+bool OpQueue::idle() const { return unfinished_.load(std::memory_order_acquire) == 0; }
 
 void OpQueue::run() {
   std::unique_lock lock(mutex_);
@@ -33,11 +31,10 @@ void OpQueue::run() {
     if (pending_.empty()) return;
     std::function<void()> op = std::move(pending_.front());
     pending_.pop_front();
-    running_op_ = true;
     lock.unlock();
     op();  // ops catch their own errors and store them on their Work
     lock.lock();
-    running_op_ = false;
+    unfinished_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 

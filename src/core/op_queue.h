@@ -5,6 +5,7 @@
 // away (nothing queued or running) without overtaking an earlier asynchronous operation.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -29,7 +30,9 @@ class OpQueue {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::function<void()>> pending_;
-  bool running_op_ = false;
+  // Operations submitted and not yet finished: idle() reads it without the lock, which every
+  // synchronous collective would otherwise take.
+  std::atomic<int> unfinished_{0};
   bool stopping_ = false;
   std::thread worker_;
 };

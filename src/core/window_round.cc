@@ -30,12 +30,65 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
 
 void Communicator::complete_window_round(LocalWindow& window, const OpSignature& op,
                                          std::size_t round_bytes, const OpInfo& info,
-                                         std::chrono::steady_clock::time_point deadline) {
+                                         util::LazyDeadline& deadline) {
   window.arrive(RoundStamp{op.pack(), info.seq, round_bytes});
-  WaitResult result = window.wait_all(deadline, [this] {
-    std::lock_guard lock(mutex_);
-    return broken_collectives_ != nullptr;
-  });
+  WaitResult result = window.wait_all(deadline, [this] { return collectives_broken(); });
+  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  StampMismatch mismatch = window.find_other_stamp();
+  if (mismatch.member >= 0) fail_window_mismatch(window, mismatch, info);
+}
+
+void Communicator::begin_eager_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
+                                     util::LazyDeadline& deadline) {
+  StampMismatch late;
+  WaitResult result = window.begin_eager(
+      RoundStamp{op.pack(), info.seq, 0}, deadline, [this] { return collectives_broken(); }, &late);
+  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  if (late.member >= 0) fail_window_mismatch(window, late, info);
+}
+
+void Communicator::wait_eager_round(LocalWindow& window, int member, const OpSignature& op,
+                                    const OpInfo& info, util::LazyDeadline& deadline) {
+  StampMismatch mismatch;
+  WaitResult result = window.wait_eager(
+      member, deadline, [this] { return collectives_broken(); }, &mismatch.theirs);
+  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  mismatch.mine = RoundStamp{op.pack(), info.seq, 0};
+  if (!(mismatch.theirs == mismatch.mine)) {
+    mismatch.member = member;
+    fail_window_mismatch(window, mismatch, info);
+  }
+}
+
+bool Communicator::collectives_broken() const {
+  std::lock_guard lock(mutex_);
+  return broken_collectives_ != nullptr;
+}
+
+void Communicator::fail_window_mismatch(LocalWindow& window, const StampMismatch& mismatch,
+                                        const OpInfo& info) {
+  const RoundStamp& mine = mismatch.mine;
+  const RoundStamp& theirs = mismatch.theirs;
+  OpSignature my_op = OpSignature::unpack(mine.signature);
+  std::string text;
+  if (theirs.seq == mine.seq && theirs.signature == mine.signature) {
+    text = "rank " + std::to_string(mismatch.member) + " cuts " + my_op.describe() + " into " +
+           std::to_string(theirs.round_bytes) + "-byte rounds but rank " + std::to_string(rank_) +
+           " into " + std::to_string(mine.round_bytes) +
+           "-byte rounds: CollectiveOptions::segment_bytes differs between ranks";
+  } else {
+    text = "rank " + std::to_string(mismatch.member) + " called " +
+           OpSignature::unpack(theirs.signature).describe() + " as collective #" +
+           std::to_string(theirs.seq) + " but rank " + std::to_string(rank_) + " called " +
+           my_op.describe() + " as collective #" + std::to_string(mine.seq);
+  }
+  auto error = std::make_shared<const Error>(ErrorCode::kMismatch, text, context_for(info));
+  fail_window(window, error);
+  throw *error;
+}
+
+void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& result,
+                                    const OpInfo& info) {
   auto member_failure = [&](int member, const std::string& what) {
     OpInfo with_peer = info;
     with_peer.peer = member;
@@ -50,29 +103,10 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
   };
   std::shared_ptr<const Error> error;
   switch (result.outcome) {
-    case WaitOutcome::kArrived: {
-      RoundStamp theirs;
-      int other = window.find_other_stamp(&theirs);
-      if (other < 0) return;
-      OpSignature their_op = OpSignature::unpack(theirs.signature);
-      if (theirs.seq == info.seq && theirs.signature == op.pack()) {
-        error = std::make_shared<const Error>(
-            ErrorCode::kMismatch,
-            "rank " + std::to_string(other) + " cuts " + op.describe() + " into " +
-                std::to_string(theirs.round_bytes) + "-byte rounds but rank " +
-                std::to_string(rank_) + " into " + std::to_string(round_bytes) +
-                "-byte rounds: CollectiveOptions::segment_bytes differs between ranks",
-            context_for(info));
-        break;
-      }
-      error = std::make_shared<const Error>(
-          ErrorCode::kMismatch,
-          "rank " + std::to_string(other) + " called " + their_op.describe() + " as collective #" +
-              std::to_string(theirs.seq) + " but rank " + std::to_string(rank_) + " called " +
-              op.describe() + " as collective #" + std::to_string(info.seq),
-          context_for(info));
+    case WaitOutcome::kArrived:
+      error = std::make_shared<const Error>(ErrorCode::kInternal, "a finished wait was failed",
+                                            context_for(info));
       break;
-    }
     case WaitOutcome::kTimeout: {
       auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
       error = std::make_shared<const Error>(
@@ -107,12 +141,16 @@ void Communicator::complete_window_round(LocalWindow& window, const OpSignature&
       break;
     }
   }
-  window.poison(error->code(), error->message());
-  fail_collectives(error);
-  if (result.outcome == WaitOutcome::kInterrupted) {
-    check_collectives_usable(info);
-  }
+  fail_window(window, error);
+  // The group's stored error, with this call's context.
+  if (result.outcome == WaitOutcome::kInterrupted) check_collectives_usable(info);
   throw *error;
+}
+
+void Communicator::fail_window(LocalWindow& window, std::shared_ptr<const Error> error) {
+  // Poisoned first, so that the members that wait in the window stop too.
+  window.poison(error->code(), error->message());
+  fail_collectives(std::move(error));
 }
 
 }  // namespace weft::core

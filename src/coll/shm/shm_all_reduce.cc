@@ -18,6 +18,22 @@ std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign;
 // The caller scaled its own input for PREMUL_SUM; reduce_many would scale again.
 ReduceOp as_applied(ReduceOp op) { return op.kind == ReduceOp::kPremulSum ? ReduceOp::kSum : op; }
 
+// The inputs of one reduction. Small groups keep them on the stack: an allocation is a visible
+// part of a small call.
+class InputList {
+ public:
+  explicit InputList(int n)
+      : heap_(n > kOnStack ? n : 0), inputs_(n > kOnStack ? heap_.data() : stack_) {}
+  const void*& operator[](int m) { return inputs_[m]; }
+  const void* const* data() const { return inputs_; }
+
+ private:
+  static constexpr int kOnStack = 16;
+  const void* stack_[kOnStack];
+  std::vector<const void*> heap_;
+  const void** inputs_;
+};
+
 // Member m's share of a piece of n elements: [begin, end).
 std::size_t share_begin(std::size_t n, int m, int p) { return n * m / p; }
 
@@ -27,13 +43,26 @@ void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
   if (bytes) std::memcpy(call.round_slot(bytes), data, bytes);
   call.finish_round();
   if (root >= 0 && call.rank() != root) return;
-  // Small groups keep the inputs on the stack: an allocation is a visible part of a small call.
-  constexpr int kOnStack = 16;
-  const void* on_stack[kOnStack];
-  std::vector<const void*> on_heap(call.size() > kOnStack ? call.size() : 0);
-  const void** inputs = call.size() > kOnStack ? on_heap.data() : on_stack;
+  InputList inputs(call.size());
   for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m, bytes);
-  reduce::reduce_many(dtype, op, data, inputs, call.size(), count);
+  reduce::reduce_many(dtype, op, data, inputs.data(), call.size(), count);
+}
+
+// The others write their inputs and go on; the root reduces them when it gets there, in member
+// order as one_round does (its own input is copied aside: reduce_many's output may not alias
+// any input but the first).
+void eager_reduce(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
+                  int root) {
+  std::size_t bytes = count * size_of(dtype);
+  call.begin_eager();
+  uint8_t* mine = call.my_eager_data();
+  if (bytes) std::memcpy(mine, data, bytes);
+  if (call.rank() == root) {
+    InputList inputs(call.size());
+    for (int m = 0; m < call.size(); ++m) inputs[m] = m == root ? mine : call.await_eager_data(m);
+    reduce::reduce_many(dtype, op, data, inputs.data(), call.size(), count);
+  }
+  call.end_eager();
 }
 
 // Round k carries, at the slot's start, the parts of input piece k that the other members
@@ -89,7 +118,9 @@ void shm_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType d
   auto* bytes = static_cast<uint8_t*>(data);
   std::size_t total = count * size_of(dtype);
   // Zero elements still take one round, so that mismatched calls are still caught.
-  if (total * call.size() <= kOneRoundLimit && total <= call.round_bytes()) {
+  if (root >= 0 && total <= call.eager_bytes()) {
+    eager_reduce(call, bytes, count, dtype, as_applied(op), root);
+  } else if (total * call.size() <= kOneRoundLimit && total <= call.round_bytes()) {
     one_round(call, bytes, count, dtype, as_applied(op), root);
   } else {
     pipelined(call, bytes, count, dtype, as_applied(op), root);
