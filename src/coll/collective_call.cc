@@ -107,7 +107,9 @@ CollectiveCall CollectiveCall::on(core::Communicator& group) const {
 
 core::LocalWindow* CollectiveCall::window() {
   if (!window_checked_) {
-    window_ = comm_.local_window(deadline_.get());
+    // An open window needs no deadline, and reading the clock is a visible part of a small call.
+    window_ = comm_.open_window();
+    if (!window_) window_ = comm_.local_window(deadline_.get());
     window_checked_ = true;
   }
   return window_;

@@ -116,6 +116,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // The group's shared-memory window, made at the first call (every member makes that call at
   // the same collective); null when the group is not on one host or a member cannot map it.
   LocalWindow* local_window(std::chrono::steady_clock::time_point deadline);
+  // The window once it is open (null before): the fast path, which needs no deadline.
+  LocalWindow* open_window() const { return open_window_.load(std::memory_order_acquire); }
   // One round of the window protocol (arrive, wait for every member, compare what they run),
   // with failures as this group's errors: a mismatch names both calls, a member that exited
   // or stalls is named. Throws after poisoning the window, so the other members stop too.

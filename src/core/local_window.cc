@@ -281,19 +281,26 @@ template <typename Ready>
 bool LocalWindow::spin_until(const Ready& ready) {
   if (ready()) return true;
   if (spin_us_ <= 0) return false;
-  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
   if (!outnumbered_) {
     // Every member has a core of its own: yielding gives the core to nobody we wait for, and a
     // sched_yield costs about as much as the whole round (measured: it was the largest item
-    // of a small all_reduce's profile). Pause between checks; read the clock now and then.
+    // of a small all_reduce's profile). Pause between checks; read the clock now and then,
+    // and not at all in the many waits that end within the first checks.
+    std::chrono::steady_clock::time_point until{};
     for (;;) {
       for (int i = 0; i < kChecksPerClockRead; ++i) {
         util::cpu_relax();
         if (ready()) return true;
       }
-      if (std::chrono::steady_clock::now() >= until) return false;
+      auto now = std::chrono::steady_clock::now();
+      if (until == std::chrono::steady_clock::time_point{}) {
+        until = now + std::chrono::microseconds(spin_us_);
+      } else if (now >= until) {
+        return false;
+      }
     }
   }
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
   do {
     util::yield_core();
     if (ready()) return true;
@@ -411,6 +418,10 @@ bool LocalWindow::read_eager_stamp(int member, uint32_t call, RoundStamp* stamp)
 StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
   StampMismatch found;
   for (uint32_t call = eager_checked_ + 1; reached(last, call); ++call) {
+    if (eager_read_[call % kEagerDepth]) {  // compared with its writer's stamp in the call
+      eager_checked_ = call;
+      continue;
+    }
     found.mine = eager_line(rank_, call).stamp;
     for (int m = 0; m < members_; ++m) {
       if (m == rank_) continue;
@@ -441,7 +452,13 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
   }
   // Checked in batches: a comparison reads a line that its owner wrote, a cache miss, and
   // many misses in a row overlap where one per call would not.
-  if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {
+  // A call in which I read (compared the stamp of the line I read) needs no more comparing,
+  // and nobody reads my line of such a call but to compare stamps, which the reuse marker
+  // below makes safe: only calls in which I only wrote wait here.
+  if (call > kEagerDepth && reached(reused, eager_checked_ + 1) &&
+      eager_read_[call % kEagerDepth]) {
+    eager_checked_ = reused;
+  } else if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {
     int next = 0;
     bool all_done = spin_until([&] {
       for (; next < members_; ++next) {
@@ -465,6 +482,7 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
   }
   eager_ = call;
   eager_stamp_ = stamp;
+  eager_read_[call % kEagerDepth] = false;
   // Release orders the comparisons above before it (see the top of the file); the fence keeps
   // the stamp and data written later from being seen before it.
   eager_line(rank_, call).round.store(call - 1, std::memory_order_release);
@@ -485,6 +503,7 @@ WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
     return result;
   }
   *theirs = line.stamp;
+  eager_read_[eager_ % kEagerDepth] = true;
   return result;
 }
 

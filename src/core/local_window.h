@@ -29,17 +29,24 @@
 // that only write do not wait for the ones that read. Each member has a ring of kEagerDepth
 // lines (round word, stamp, data), one per eager call, numbered by a counter that every member
 // advances at its eager calls. In eager call n a member
-//   1. begin_eager(): waits until every member has finished call n - kEagerDepth, whose line
-//      call n reuses, and compares the stamps of that call with its own;
+//   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose line call n reuses, waits
+//      until every member has finished that call and compares their stamps of the calls since
+//      the last comparison with its own (in a batch: each is a cache miss, and misses in a row
+//      overlap);
 //   2. writes its data into its line (a writer), or waits for the writer's line of call n and
-//      checks its stamp (a reader: the mismatch is caught at once, on the reader);
+//      checks its stamp (a reader: a mismatch is caught at once, on the reader);
 //   3. end_eager(): publishes its stamp and round n — after it finished reading.
-// So a broadcast root runs up to kEagerDepth calls ahead of its slowest reader, and a
-// member that only writes learns of a mismatch or a failure late: when its line comes round
-// again, at the next standard round (which compares the stamps of the eager calls since the
-// last one), or when a member's failure poisons the window. While a member writes a line, its
-// round word says n - 1 (done with n - kEagerDepth, not yet n), so a member that compares
-// stamps of an old call can tell that the line is being reused.
+// A reader needs no further comparison of that call (it compared with the line it read; any
+// other member either read the same line or is a writer, which compares with everyone), and
+// nobody reads a reader's line but to compare stamps. So a broadcast root runs up to
+// kEagerDepth calls ahead of its slowest reader, and a member that only writes learns of a
+// mismatch or a failure late: when its line comes round again, at the next standard round
+// (which compares the eager calls since the last comparison), or when a member's failure
+// poisons the window. While a member rewrites a line, its round word says n - 1 (done with
+// n - kEagerDepth, not yet n), and a stamp counts only if the round word said its call before
+// and after the copy, so a comparison never reads half of a new stamp. Of two writers that
+// compare each other's line of one call while about to reuse their own, at least one sees the
+// other's intact: each compares before it marks its own line (acquire loads, release store).
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
 
@@ -182,10 +189,11 @@ class LocalWindow {
   std::size_t controls_offset_;
   std::size_t slots_offset_;
   std::vector<transport::ProcessWatch> watches_;
-  uint32_t round_ = 0;          // the last round every member reached
-  uint32_t eager_ = 0;          // my eager calls so far (the current one while it runs)
-  uint32_t eager_checked_ = 0;  // every member's stamps agree up to this eager call
-  RoundStamp eager_stamp_;      // the current eager call's
+  uint32_t round_ = 0;                 // the last round every member reached
+  uint32_t eager_ = 0;                 // my eager calls so far (the current one while it runs)
+  uint32_t eager_checked_ = 0;         // every member's stamps agree up to this eager call
+  bool eager_read_[kEagerDepth] = {};  // by call: whether I read (and compared) a line in it
+  RoundStamp eager_stamp_;             // the current eager call's
   // Spins until every member reached `round` or the spin ends; true when all did.
   bool spin_for_all(uint32_t round);
 
