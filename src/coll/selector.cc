@@ -147,6 +147,10 @@ const std::vector<std::string>& algorithms_of(Collective collective) {
 }
 
 std::string choose_algorithm(const SelectionInput& input) {
+  // Nothing asked for (the common case): no setting to parse, a visible part of a small call.
+  if (input.forced.empty() && input.algorithm_setting && input.algorithm_setting->empty()) {
+    return by_size(input);
+  }
   std::string name = input.forced.empty()
                          ? from_environment(input.collective, input.algorithm_setting)
                          : input.forced;
