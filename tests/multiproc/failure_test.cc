@@ -137,6 +137,15 @@ TEST(PeerFailure, ADeathDuringASharedMemoryCollectiveIsNamedAndLeavesNothingBehi
   EXPECT_EQ(dev_shm_entries(), before);
 }
 
+TEST(PeerFailure, ARootThatDiesAfterEagerBroadcastsIsNamedOnceItsDataIsRead) {
+  Job job;
+  job.start("root_dies_after_small_broadcasts", 3);
+  for (int rank = 0; rank < 2; ++rank) {
+    expect_fast_failure_naming(job.ranks[rank]->wait(std::chrono::seconds(30)), rank, "rank 2");
+  }
+  EXPECT_EQ(job.ranks[2]->wait(std::chrono::seconds(5)).signal, SIGKILL);
+}
+
 TEST(PeerFailure, AStuckPeerInASharedMemoryCollectiveIsATimeoutNamingIt) {
   Job job;
   job.start("stuck_peer_in_shm_collective", 2, {{"WEFT_TIMEOUT", "1s"}});

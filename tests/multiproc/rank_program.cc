@@ -156,6 +156,31 @@ int peer_dies_during_shared_memory_collective() {
   return no_error();
 }
 
+// The last rank roots small broadcasts (eager rounds: it never waits for the readers) and dies
+// right after ten of them: the readers still get all ten, then fail naming it.
+int root_dies_after_small_broadcasts() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(2, 0.0f);
+  group->all_reduce(data);  // maps the window
+  const int root = group->size() - 1;
+  for (int call = 0; call < 10; ++call) {
+    if (group->rank() == root) data = {static_cast<float>(call), 1.0f};
+    group->broadcast(data, root);
+    if (data[0] != static_cast<float>(call) || data[1] != 1.0f) return 1;
+  }
+  if (group->rank() == root) {
+    std::fflush(nullptr);
+    raise(SIGKILL);
+  }
+  auto started = Clock::now();
+  try {
+    group->broadcast(data, root);
+  } catch (const weft::Error& e) {
+    return report(e, started, weft::ErrorCode::kPeerFailure);
+  }
+  return no_error();
+}
+
 // Rank 1 stops (SIGSTOP) before a shared-memory collective: rank 0 times out naming it.
 int stuck_peer_in_shared_memory_collective() {
   auto group = weft::init_process_group();
@@ -362,6 +387,7 @@ int main(int argc, char** argv) {
     if (scenario == "peer_dies_during_shm_collective") {
       return peer_dies_during_shared_memory_collective();
     }
+    if (scenario == "root_dies_after_small_broadcasts") return root_dies_after_small_broadcasts();
     if (scenario == "stuck_peer_in_shm_collective") return stuck_peer_in_shared_memory_collective();
     if (scenario == "hierarchical_collectives") return hierarchical_collectives();
     if (scenario == "wrong_token") return wrong_token();
