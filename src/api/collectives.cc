@@ -416,7 +416,9 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
       comm,
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
        static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes},
-      [=](coll::CollectiveCall& call) {
+      // Moved, not copied: a copy allocates, a visible part of a small call's cost.
+      [inputs = std::move(inputs), counts = std::move(counts), algorithm = std::move(algorithm),
+       output, op, dtype, total, contiguous, size](coll::CollectiveCall& call) {
         // The algorithm reads the contributions as one block and never writes them: use the
         // caller's memory when it already is one block, else pack (and scale) a copy.
         Bytes contributions;

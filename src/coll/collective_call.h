@@ -61,6 +61,8 @@ class CollectiveCall {
   // Bytes of my slot one round may use: the window's slot, or less when segment_bytes() is
   // smaller (tests use that to run many rounds on small data).
   std::size_t round_bytes();
+  // Rounds of at most this many bytes travel in the arrival line (round_slot(bytes)).
+  static constexpr std::size_t inline_bytes() { return core::LocalWindow::kInlineBytes; }
   // My slot of the next round.
   uint8_t* round_slot();
   // The same for a round of `bytes` bytes, which every member must agree on (derived from the

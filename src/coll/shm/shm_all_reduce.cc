@@ -2,6 +2,7 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/shm/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
 
@@ -18,22 +19,6 @@ std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign;
 // The caller scaled its own input for PREMUL_SUM; reduce_many would scale again.
 ReduceOp as_applied(ReduceOp op) { return op.kind == ReduceOp::kPremulSum ? ReduceOp::kSum : op; }
 
-// The inputs of one reduction. Small groups keep them on the stack: an allocation is a visible
-// part of a small call.
-class InputList {
- public:
-  explicit InputList(int n)
-      : heap_(n > kOnStack ? n : 0), inputs_(n > kOnStack ? heap_.data() : stack_) {}
-  const void*& operator[](int m) { return inputs_[m]; }
-  const void* const* data() const { return inputs_; }
-
- private:
-  static constexpr int kOnStack = 16;
-  const void* stack_[kOnStack];
-  std::vector<const void*> heap_;
-  const void** inputs_;
-};
-
 // Member m's share of a piece of n elements: [begin, end).
 std::size_t share_begin(std::size_t n, int m, int p) { return n * m / p; }
 
@@ -43,7 +28,7 @@ void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
   if (bytes) std::memcpy(call.round_slot(bytes), data, bytes);
   call.finish_round();
   if (root >= 0 && call.rank() != root) return;
-  InputList inputs(call.size());
+  MemberList<const void*> inputs(call.size());
   for (int m = 0; m < call.size(); ++m) inputs[m] = call.member_slot(m, bytes);
   reduce::reduce_many(dtype, op, data, inputs.data(), call.size(), count);
 }
@@ -58,7 +43,7 @@ void eager_reduce(CollectiveCall& call, uint8_t* data, std::size_t count, DType 
   uint8_t* mine = call.my_eager_data();
   if (bytes) std::memcpy(mine, data, bytes);
   if (call.rank() == root) {
-    InputList inputs(call.size());
+    MemberList<const void*> inputs(call.size());
     for (int m = 0; m < call.size(); ++m) inputs[m] = m == root ? mine : call.await_eager_data(m);
     reduce::reduce_many(dtype, op, data, inputs.data(), call.size(), count);
   }
