@@ -504,6 +504,9 @@ WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
   }
   *theirs = line.stamp;
   eager_read_[eager_ % kEagerDepth] = true;
+  // A writer is usually calls ahead: fetch its next line now, while this call and the next
+  // one's bookkeeping run, instead of waiting for the transfer then.
+  __builtin_prefetch(&eager_line(member, eager_ + 1));
   return result;
 }
 
