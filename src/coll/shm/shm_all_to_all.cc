@@ -29,7 +29,11 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   }
   const std::size_t budget = call.round_bytes();
   const std::size_t kHeader = header_bytes(p);
-  const std::size_t region = std::max<std::size_t>(1, (budget - std::min(budget, kHeader)) / p);
+  // Whole cache lines: glibc copies large blocks with `rep movsb`, which slows down several
+  // times when source and destination are not equally aligned (a 1 MiB all_to_all ran at a
+  // quarter of the speed of an all_gather with regions 32 bytes off).
+  const std::size_t share = (budget - std::min(budget, kHeader)) / p;
+  const std::size_t region = share >= 64 ? share / 64 * 64 : std::max<std::size_t>(1, share);
   const std::size_t my_largest = *std::max_element(send_bytes.begin(), send_bytes.end());
   auto piece_of = [&](std::size_t total, std::size_t k) {
     return std::min(region, total - std::min(total, k * region));
