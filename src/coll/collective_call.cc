@@ -1,6 +1,7 @@
 #include "coll/collective_call.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "weft/error.h"
 
@@ -120,6 +121,22 @@ const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(ran
 
 const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {
   return window()->slot(rank, bytes);
+}
+
+bool CollectiveCall::can_read_members() { return window()->can_read_members(); }
+
+void CollectiveCall::read_member_memory(int rank, uint64_t address, void* local,
+                                        std::size_t bytes) {
+  if (int error = window()->read_member(rank, address, local, bytes)) {
+    core::OpInfo info{name_};
+    info.seq = seq_;
+    info.peer = rank;
+    info.bytes = static_cast<int64_t>(bytes);
+    throw Error(ErrorCode::kSystem,
+                "reading " + std::to_string(bytes) + " bytes from rank " + std::to_string(rank) +
+                    "'s memory failed: " + std::strerror(error),
+                comm_.context_for(info));
+  }
 }
 
 }  // namespace weft::coll

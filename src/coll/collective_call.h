@@ -69,6 +69,13 @@ class CollectiveCall {
   const uint8_t* member_slot(int rank);
   // A member's slot of the round just finished, written by round_slot(bytes).
   const uint8_t* member_slot(int rank, std::size_t bytes);
+  // Whether I may copy straight out of every other member's memory (one copy instead of two
+  // through the slots). Members may differ: agree in a round before relying on it.
+  bool can_read_members();
+  // Copies `bytes` at `address`, an address in member `rank`'s memory that it published in a
+  // round, to `local`. The member must keep that memory unchanged until a later round. Throws
+  // kSystem naming the member when the kernel refuses.
+  void read_member_memory(int rank, uint64_t address, void* local, std::size_t bytes);
 
  private:
   uint64_t tag(uint32_t step) const;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/communicator.h"
+#include "util/settings.h"
 
 namespace weft::core {
 
@@ -23,6 +24,7 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
   options.members = size();
   options.deadline = deadline;
   options.spin_us = world_->configured_spin_us();
+  options.member_reads = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
   window_ = LocalWindow::open(options);
   open_window_.store(window_.get(), std::memory_order_release);
   return window_.get();
