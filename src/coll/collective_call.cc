@@ -123,6 +123,8 @@ const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {
   return window()->slot(rank, bytes);
 }
 
+bool CollectiveCall::members_outnumber_cores() { return window()->members_outnumber_cores(); }
+
 bool CollectiveCall::can_read_members() { return window()->can_read_members(); }
 
 void CollectiveCall::read_member_memory(int rank, uint64_t address, void* local,

@@ -69,6 +69,9 @@ class CollectiveCall {
   const uint8_t* member_slot(int rank);
   // A member's slot of the round just finished, written by round_slot(bytes).
   const uint8_t* member_slot(int rank, std::size_t bytes);
+  // Whether the members outnumber their cores, so that every round costs a turn of the
+  // scheduler (the same answer on every member).
+  bool members_outnumber_cores();
   // Whether I may copy straight out of every other member's memory (one copy instead of two
   // through the slots). Members may differ: agree in a round before relying on it.
   bool can_read_members();

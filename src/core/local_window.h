@@ -86,6 +86,10 @@ class LocalWindow {
   int members() const { return members_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
 
+  // Whether the members outnumber the cores they may run on together (the same answer on every
+  // member): then every round needs each member scheduled in turn, and costs far more.
+  bool members_outnumber_cores() const { return outnumbered_; }
+
   // Rounds of at most this many bytes may travel inside the line that publishes the arrival.
   static constexpr std::size_t kInlineBytes = 16;
 
