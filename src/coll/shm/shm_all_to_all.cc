@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "coll/shm/shm_collectives.h"
+#include "util/stream_copy.h"
 #include "weft/error.h"
 
 namespace weft::coll {
@@ -117,7 +118,7 @@ void read_directly(CollectiveCall& call, const Header& header, const uint8_t* in
   } catch (const Error&) {
     failed = std::current_exception();
   }
-  if (recv_bytes[me]) std::memcpy(out + recv_offsets[me], in + send_offsets[me], recv_bytes[me]);
+  util::stream_copy(out + recv_offsets[me], in + send_offsets[me], recv_bytes[me]);
   // A sender that gave up (a split-size mismatch it saw) may have released its buffer: its
   // error, which this round throws, explains a failed read better than the read does.
   call.finish_round();
