@@ -117,6 +117,18 @@ void CollectiveCall::finish_round() {
   comm_.complete_window_round(*window(), signature_, round_bytes(), info, deadline_);
 }
 
+void CollectiveCall::arrive_round() {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  comm_.arrive_window_round(*window(), signature_, round_bytes(), info);
+}
+
+void CollectiveCall::wait_round() {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  comm_.wait_window_round(*window(), signature_, round_bytes(), info, deadline_);
+}
+
 const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }
 
 const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {

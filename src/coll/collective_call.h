@@ -65,6 +65,10 @@ class CollectiveCall {
   uint8_t* round_slot(std::size_t bytes);
   // Arrives, waits for every member, checks that all run this call; throws the group's error.
   void finish_round();
+  // finish_round() in two halves, to do work of my own that touches no slot while the others
+  // arrive: arrive_round(), that work, wait_round().
+  void arrive_round();
+  void wait_round();
   // A member's slot of the round just finished.
   const uint8_t* member_slot(int rank);
   // A member's slot of the round just finished, written by round_slot(bytes).

@@ -121,6 +121,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // or stalls is named. Throws after poisoning the window, so the other members stop too.
   void complete_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
                              const OpInfo& info, std::chrono::steady_clock::time_point deadline);
+  // complete_window_round in two halves, for work of the caller's own (that touches no slot)
+  // while the others arrive.
+  void arrive_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
+                           const OpInfo& info);
+  void wait_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
+                         const OpInfo& info, std::chrono::steady_clock::time_point deadline);
 
   OpQueue& queue() { return queue_; }
   // Child groups' message contexts: the same on every member, different for every child.

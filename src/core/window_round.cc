@@ -33,7 +33,18 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
 void Communicator::complete_window_round(LocalWindow& window, const OpSignature& op,
                                          std::size_t round_bytes, const OpInfo& info,
                                          std::chrono::steady_clock::time_point deadline) {
+  arrive_window_round(window, op, round_bytes, info);
+  wait_window_round(window, op, round_bytes, info, deadline);
+}
+
+void Communicator::arrive_window_round(LocalWindow& window, const OpSignature& op,
+                                       std::size_t round_bytes, const OpInfo& info) {
   window.arrive(RoundStamp{op.pack(), info.seq, round_bytes});
+}
+
+void Communicator::wait_window_round(LocalWindow& window, const OpSignature& op,
+                                     std::size_t round_bytes, const OpInfo& info,
+                                     std::chrono::steady_clock::time_point deadline) {
   WaitResult result = window.wait_all(deadline, [this] {
     std::lock_guard lock(mutex_);
     return broken_collectives_ != nullptr;

@@ -98,10 +98,9 @@ Agreement agree(CollectiveCall& call, const Header& header, std::size_t read_dir
   return agreed;
 }
 
-// Copies my pieces out of the senders' buffers, then waits in one more round until every
-// member has done so (only then may anyone return and change its input).
-void read_directly(CollectiveCall& call, const Header& header, const uint8_t* in,
-                   const std::vector<std::size_t>& send_offsets, uint8_t* out,
+// Copies my pieces from the others out of their buffers, then waits in one more round until
+// every member has done so (only then may anyone return and change its input).
+void read_directly(CollectiveCall& call, const Header& header, uint8_t* out,
                    const std::vector<std::size_t>& recv_bytes,
                    const std::vector<std::size_t>& recv_offsets) {
   const int p = call.size();
@@ -118,7 +117,6 @@ void read_directly(CollectiveCall& call, const Header& header, const uint8_t* in
   } catch (const Error&) {
     failed = std::current_exception();
   }
-  util::stream_copy(out + recv_offsets[me], in + send_offsets[me], recv_bytes[me]);
   // A sender that gave up (a split-size mismatch it saw) may have released its buffer: its
   // error, which this round throws, explains a failed read better than the read does.
   call.finish_round();
@@ -155,11 +153,11 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   const std::size_t share = (budget - std::min(budget, header.bytes())) / p;
   const std::size_t region = share >= 64 ? share / 64 * 64 : std::max<std::size_t>(1, share);
   const std::size_t my_largest = *std::max_element(send_bytes.begin(), send_bytes.end());
-  // Readers write my output while I write it too, and read my input while I may overwrite it
-  // (in place): both are only safe when the two do not overlap.
-  const bool can_read_directly =
-      call.can_read_members() &&
-      !overlap(in, extent(send_bytes, send_offsets), out, extent(recv_bytes, recv_offsets));
+  // In place, my input changes as my output is written: readers must not read it directly, and
+  // my own piece must go through the slots with the others.
+  const bool in_place =
+      overlap(in, extent(send_bytes, send_offsets), out, extent(recv_bytes, recv_offsets));
+  const bool can_read_directly = !in_place && call.can_read_members();
   const std::size_t direct_from = read_directly_from(call);
   const bool data_in_round_zero = !(can_read_directly && my_largest >= direct_from);
   auto piece_of = [&](std::size_t total, std::size_t k) {
@@ -167,6 +165,7 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   };
   auto copy_in = [&](uint8_t* slot, std::size_t k) {
     for (int d = 0; d < p; ++d) {
+      if (d == me && !in_place) continue;
       if (std::size_t n = piece_of(send_bytes[d], k)) {
         std::memcpy(slot + header.bytes() + d * region, in + send_offsets[d] + k * region, n);
       }
@@ -174,6 +173,7 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   };
   auto copy_out = [&](std::size_t k) {
     for (int s = 0; s < p; ++s) {
+      if (s == me && !in_place) continue;
       if (std::size_t n = piece_of(recv_bytes[s], k)) {
         std::memcpy(out + recv_offsets[s] + k * region,
                     call.member_slot(s) + header.bytes() + me * region, n);
@@ -192,11 +192,16 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
     Header::set_word(slot, 2 + 2 * p + d, recv_bytes[d]);
   }
   if (data_in_round_zero) copy_in(slot, 0);
-  call.finish_round();
-  const Agreement agreed = agree(call, header, direct_from);
-  if (agreed.read_directly) {
-    return read_directly(call, header, in, send_offsets, out, recv_bytes, recv_offsets);
+  call.arrive_round();
+  if (!in_place) {
+    // My own piece needs nobody: copied while the others arrive. (Sizes that disagree fail
+    // below; until then, never more than either side allows.)
+    util::stream_copy(out + recv_offsets[me], in + send_offsets[me],
+                      std::min(send_bytes[me], recv_bytes[me]));
   }
+  call.wait_round();
+  const Agreement agreed = agree(call, header, direct_from);
+  if (agreed.read_directly) return read_directly(call, header, out, recv_bytes, recv_offsets);
   const std::size_t rounds = std::max<std::size_t>(1, (agreed.largest + region - 1) / region);
   std::size_t k = 0;
   if (agreed.round_zero_used) copy_out(k++);
