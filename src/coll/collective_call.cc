@@ -1,6 +1,7 @@
 #include "coll/collective_call.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "weft/error.h"
 
@@ -129,6 +130,18 @@ void CollectiveCall::finish_round() {
   comm_.complete_window_round(*window(), signature_, round_bytes(), info, deadline_);
 }
 
+void CollectiveCall::arrive_round() {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  comm_.arrive_window_round(*window(), signature_, round_bytes(), info);
+}
+
+void CollectiveCall::wait_round() {
+  core::OpInfo info{name_};
+  info.seq = seq_;
+  comm_.wait_window_round(*window(), info, deadline_);
+}
+
 const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }
 
 void CollectiveCall::begin_eager() {
@@ -151,6 +164,24 @@ void CollectiveCall::end_eager() { window()->end_eager(); }
 
 const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {
   return window()->slot(rank, bytes);
+}
+
+bool CollectiveCall::members_outnumber_cores() { return window()->members_outnumber_cores(); }
+
+bool CollectiveCall::can_read_members() { return window()->can_read_members(); }
+
+void CollectiveCall::read_member_memory(int rank, uint64_t address, void* local,
+                                        std::size_t bytes) {
+  if (int error = window()->read_member(rank, address, local, bytes)) {
+    core::OpInfo info{name_};
+    info.seq = seq_;
+    info.peer = rank;
+    info.bytes = static_cast<int64_t>(bytes);
+    throw Error(ErrorCode::kSystem,
+                "reading " + std::to_string(bytes) + " bytes from rank " + std::to_string(rank) +
+                    "'s memory failed: " + std::strerror(error),
+                comm_.context_for(info));
+  }
 }
 
 }  // namespace weft::coll

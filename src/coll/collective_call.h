@@ -70,10 +70,24 @@ class CollectiveCall {
   uint8_t* round_slot(std::size_t bytes);
   // Arrives, waits for every member, checks that all run this call; throws the group's error.
   void finish_round();
+  // finish_round() in two halves, to do work of my own that touches no slot while the others
+  // arrive: arrive_round(), that work, wait_round().
+  void arrive_round();
+  void wait_round();
   // A member's slot of the round just finished.
   const uint8_t* member_slot(int rank);
   // A member's slot of the round just finished, written by round_slot(bytes).
   const uint8_t* member_slot(int rank, std::size_t bytes);
+  // Whether the members outnumber their cores, so that every round costs a turn of the
+  // scheduler (the same answer on every member).
+  bool members_outnumber_cores();
+  // Whether I may copy straight out of every other member's memory (one copy instead of two
+  // through the slots). Members may differ: agree in a round before relying on it.
+  bool can_read_members();
+  // Copies `bytes` at `address`, an address in member `rank`'s memory that it published in a
+  // round, to `local`. The member must keep that memory unchanged until a later round. Throws
+  // kSystem naming the member when the kernel refuses.
+  void read_member_memory(int rank, uint64_t address, void* local, std::size_t bytes);
 
   // --- eager rounds (core/local_window.h): a rooted call of at most eager_bytes() in which
   // the writers do not wait for the readers ---

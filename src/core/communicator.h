@@ -123,6 +123,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // or stalls is named. Throws after poisoning the window, so the other members stop too.
   void complete_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
                              const OpInfo& info, util::LazyDeadline& deadline);
+  // complete_window_round in two halves, for work of the caller's own (that touches no slot)
+  // while the others arrive.
+  void arrive_window_round(LocalWindow& window, const OpSignature& op, std::size_t round_bytes,
+                           const OpInfo& info);
+  void wait_window_round(LocalWindow& window, const OpInfo& info, util::LazyDeadline& deadline);
   // The steps of an eager call (LocalWindow's eager rounds) that wait, with the same errors:
   // beginning it (a full ring waits; an old call's mismatch is found), and waiting for the
   // member whose line this call reads (its stamp must be mine).

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "transport/shm/cross_memory.h"
 #include "util/futex.h"
 #include "util/log.h"
 #include "util/random_token.h"
@@ -87,17 +88,23 @@ struct alignas(64) LocalWindow::Control {
   std::atomic<uint32_t> sleepers;
   std::atomic<uint32_t> departed;  // the member destroyed its group
   int32_t pid;
+  // A word with known contents (the pid) and where the member's own mapping holds it: the
+  // others read it from the member's address space to learn whether they may
+  // (can_read_members).
+  uint64_t probe_word;
+  uint64_t probe_address;
   cpu_set_t cores;  // where the member may run (written once, before the window is used)
 };
 
 LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
-                         std::size_t slot_bytes, int64_t spin_us)
+                         std::size_t slot_bytes, int64_t spin_us, bool member_reads)
     : segment_(std::move(segment)),
       rank_(rank),
       members_(members),
       slot_bytes_(slot_bytes),
       controls_offset_(round_up(sizeof(Header), kPage)),
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
+      member_reads_allowed_(member_reads),
       fixed_spin_(spin_us >= 0),
       spin_us_(spin_us) {}
 
@@ -195,8 +202,11 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   std::unique_ptr<LocalWindow> window;
   if (problem.empty()) {
     window.reset(new LocalWindow(std::move(segment), options.rank, options.members, slot_bytes,
-                                 options.spin_us));
-    window->control(options.rank).pid = static_cast<int32_t>(getpid());
+                                 options.spin_us, options.member_reads));
+    Control& mine = window->control(options.rank);
+    mine.pid = static_cast<int32_t>(getpid());
+    mine.probe_word = static_cast<uint64_t>(mine.pid);
+    mine.probe_address = reinterpret_cast<uintptr_t>(&mine.probe_word);
     window->control(options.rank).cores = own_cores();
   }
   // Every member says whether it is in; everybody uses the window only if all are.
@@ -383,6 +393,29 @@ void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
   } else {
     spin_us_ = std::max(kMinSpinUs, spin_us_ / 2);
   }
+}
+
+bool LocalWindow::can_read_members() {
+  if (member_reads_probed_ < 0) {
+    bool all = member_reads_allowed_;
+    for (int m = 0; all && m < members_; ++m) {
+      if (m == rank_) continue;
+      const Control& theirs = control(m);
+      int error =
+          transport::probe_process_memory(theirs.pid, theirs.probe_address, theirs.probe_word);
+      if (error != 0) {
+        all = false;
+        util::log_info("no cross-memory reads from rank " + std::to_string(m) + " (" +
+                       std::strerror(error) + "): same-host all_to_all copies through the window");
+      }
+    }
+    member_reads_probed_ = all ? 1 : 0;
+  }
+  return member_reads_probed_ == 1;
+}
+
+int LocalWindow::read_member(int member, uint64_t address, void* local, std::size_t bytes) const {
+  return transport::read_process_memory(control(member).pid, address, local, bytes);
 }
 
 StampMismatch LocalWindow::find_other_stamp() {

@@ -78,6 +78,8 @@ struct LocalWindowOptions {
   std::size_t slot_bytes = 1u << 20;
   std::chrono::steady_clock::time_point deadline;
   int64_t spin_us = -1;  // < 0: adaptive
+  // Whether members may copy straight out of each other's memory (WEFT_SHM_SINGLE_COPY).
+  bool member_reads = true;
 };
 
 enum class WaitOutcome { kArrived, kTimeout, kMemberExited, kMemberLeft, kPoisoned, kInterrupted };
@@ -114,6 +116,10 @@ class LocalWindow {
   int members() const { return members_; }
   std::size_t slot_bytes() const { return slot_bytes_; }
 
+  // Whether the members outnumber the cores they may run on together (the same answer on every
+  // member): then every round needs each member scheduled in turn, and costs far more.
+  bool members_outnumber_cores() const { return outnumbered_; }
+
   // Rounds of at most this many bytes may travel inside the line that publishes the arrival.
   static constexpr std::size_t kInlineBytes = 16;
 
@@ -147,6 +153,15 @@ class LocalWindow {
   const uint8_t* eager_data(int member) const;
   void end_eager();
 
+  // Whether this member may copy straight out of every other member's memory
+  // (process_vm_readv): allowed by the options and by the kernel (Yama, seccomp), which the
+  // first call probes once. Members may get different answers: algorithms agree in a round
+  // before any member relies on it.
+  bool can_read_members();
+  // Copies `bytes` at `address` (in `member`'s address space, e.g. a buffer address it published
+  // in a round) to `local`. Returns 0 or the errno (ESRCH: gone; EFAULT: not mapped there).
+  int read_member(int member, uint64_t address, void* local, std::size_t bytes) const;
+
   // Tells every member that this one failed (their waits end with kPoisoned), why, and with
   // which error code, so that the root cause travels (a death stays a peer failure).
   void poison(ErrorCode code, const std::string& reason);
@@ -160,7 +175,7 @@ class LocalWindow {
   struct Control;
 
   LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
-              int64_t spin_us);
+              int64_t spin_us, bool member_reads);
   Header& header() const;
   Control& control(int member) const;
   uint8_t* slot_of(int member, uint32_t round) const;
@@ -199,6 +214,9 @@ class LocalWindow {
 
   // Once every member published its cores: whether members outnumber them, and the spin.
   void choose_spin();
+
+  bool member_reads_allowed_;
+  int member_reads_probed_ = -1;  // -1: not yet; else 0 or 1
 
   bool fixed_spin_;
   bool outnumbered_ = false;  // more members than cores: spin by yielding, never by pausing

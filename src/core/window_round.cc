@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/communicator.h"
+#include "util/settings.h"
 
 namespace weft::core {
 
@@ -23,6 +24,7 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
   options.members = size();
   options.deadline = deadline;
   options.spin_us = world_->configured_spin_us();
+  options.member_reads = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
   window_ = LocalWindow::open(options);
   open_window_.store(window_.get(), std::memory_order_release);
   return window_.get();
@@ -31,7 +33,17 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
 void Communicator::complete_window_round(LocalWindow& window, const OpSignature& op,
                                          std::size_t round_bytes, const OpInfo& info,
                                          util::LazyDeadline& deadline) {
+  arrive_window_round(window, op, round_bytes, info);
+  wait_window_round(window, info, deadline);
+}
+
+void Communicator::arrive_window_round(LocalWindow& window, const OpSignature& op,
+                                       std::size_t round_bytes, const OpInfo& info) {
   window.arrive(RoundStamp{op.pack(), info.seq, round_bytes});
+}
+
+void Communicator::wait_window_round(LocalWindow& window, const OpInfo& info,
+                                     util::LazyDeadline& deadline) {
   WaitResult result = window.wait_all(deadline, [this] { return collectives_broken(); });
   if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
   StampMismatch mismatch = window.find_other_stamp();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <latch>
 #include <memory>
@@ -324,9 +325,11 @@ TEST(MovingAlgorithms, BinomialScatter) {
 // ---------------------------------------------------------------------------------------------
 // all_to_all
 
-// Bytes rank `from` sends rank `to`: uneven, zero for some pairs.
+// Bytes rank `from` sends rank `to`: uneven, zero for some pairs (variants 1, 2); rank 0 sends
+// little and the others much (3: the members' round-0 plans differ in the window).
 std::size_t pair_bytes(int from, int to, std::size_t m, int variant) {
   if (variant == 0) return m;
+  if (variant == 3) return from == 0 ? static_cast<std::size_t>(1 + to) : m + to;
   if ((from * 3 + to * 5 + variant) % 4 == 0) return 0;
   return m + static_cast<std::size_t>(from + 2 * to);
 }
@@ -335,46 +338,56 @@ using AllToAllFn = void (*)(coll::CollectiveCall&, const void*, const std::vecto
                             const std::vector<std::size_t>&, void*, const std::vector<std::size_t>&,
                             const std::vector<std::size_t>&);
 
+// One all_to_all of blocks pair_bytes(m, variant) against the bytes every rank derives for
+// itself. In place (output in the input buffer, at the same offsets: variant 0 only) when
+// `in_place` says so for this rank.
+void check_all_to_all_case(ProcessGroup& group, AllToAllFn all_to_all, const char* name,
+                           std::size_t segment_bytes, int seed, std::size_t m, int variant,
+                           bool in_place = false) {
+  const int p = group.size(), rank = group.rank();
+  // Blocks laid out with a 3-byte gap after each, to check offsets are honoured.
+  std::vector<std::size_t> send_bytes(p), send_offsets(p), recv_bytes(p), recv_offsets(p);
+  std::size_t send_total = 0, recv_total = 0;
+  for (int peer = 0; peer < p; ++peer) {
+    send_bytes[peer] = pair_bytes(rank, peer, m, variant);
+    recv_bytes[peer] = pair_bytes(peer, rank, m, variant);
+    send_offsets[peer] = send_total;
+    send_total += send_bytes[peer] + 3;
+  }
+  // Reverse order on the receive side: offsets need not be increasing.
+  for (int peer = p - 1; peer >= 0; --peer) {
+    recv_offsets[peer] = recv_total;
+    recv_total += recv_bytes[peer] + 3;
+  }
+  if (in_place) recv_offsets = send_offsets;
+  std::vector<uint8_t> input(send_total, kUntouched), output(recv_total, kUntouched);
+  for (int peer = 0; peer < p; ++peer) {
+    auto block = data_of(seed, rank * p + peer, send_bytes[peer]);
+    std::copy(block.begin(), block.end(), input.begin() + send_offsets[peer]);
+  }
+  std::vector<uint8_t> want(in_place ? send_total : recv_total, kUntouched);
+  for (int peer = 0; peer < p; ++peer) {
+    auto block = data_of(seed, peer * p + rank, recv_bytes[peer]);
+    std::copy(block.begin(), block.end(), want.begin() + recv_offsets[peer]);
+  }
+  auto call = make_call(group, name, OpKind::kAllToAll, DType::kUInt8, m, ReduceOp::kSum, -1,
+                        segment_bytes);
+  uint8_t* out = in_place ? input.data() : output.data();
+  all_to_all(call, input.data(), send_bytes, send_offsets, out, recv_bytes, recv_offsets);
+  EXPECT_EQ(difference(in_place ? input : output, want), "")
+      << where(name, p, rank, m) << " variant " << variant << (in_place ? " in place" : "");
+}
+
 void check_all_to_all(AllToAllFn all_to_all, const char* name, std::size_t segment_bytes) {
   for (int world : kWorlds) {
     run_ranks(world, [&](ProcessGroup& group) {
-      const int p = group.size(), rank = group.rank();
+      const int p = group.size();
       int seed = 0;
       std::vector<std::size_t> sizes = sizes_for(p);
       if (has_large(p)) sizes.back() = kLarge / static_cast<std::size_t>(p);
       for (std::size_t m : sizes) {
         for (int variant : {0, 1, 2}) {
-          ++seed;
-          // Blocks laid out with a 3-byte gap after each, to check offsets are honoured.
-          std::vector<std::size_t> send_bytes(p), send_offsets(p), recv_bytes(p), recv_offsets(p);
-          std::size_t send_total = 0, recv_total = 0;
-          for (int peer = 0; peer < p; ++peer) {
-            send_bytes[peer] = pair_bytes(rank, peer, m, variant);
-            recv_bytes[peer] = pair_bytes(peer, rank, m, variant);
-            // Reverse order on the receive side: offsets need not be increasing.
-            send_offsets[peer] = send_total;
-            send_total += send_bytes[peer] + 3;
-          }
-          for (int peer = p - 1; peer >= 0; --peer) {
-            recv_offsets[peer] = recv_total;
-            recv_total += recv_bytes[peer] + 3;
-          }
-          std::vector<uint8_t> input(send_total, kUntouched), output(recv_total, kUntouched);
-          for (int peer = 0; peer < p; ++peer) {
-            auto block = data_of(seed, rank * p + peer, send_bytes[peer]);
-            std::copy(block.begin(), block.end(), input.begin() + send_offsets[peer]);
-          }
-          std::vector<uint8_t> want(recv_total, kUntouched);
-          for (int peer = 0; peer < p; ++peer) {
-            auto block = data_of(seed, peer * p + rank, recv_bytes[peer]);
-            std::copy(block.begin(), block.end(), want.begin() + recv_offsets[peer]);
-          }
-          auto call = make_call(group, name, OpKind::kAllToAll, DType::kUInt8, m, ReduceOp::kSum,
-                                -1, segment_bytes);
-          all_to_all(call, input.data(), send_bytes, send_offsets, output.data(), recv_bytes,
-                     recv_offsets);
-          EXPECT_EQ(difference(output, want), "")
-              << where(name, p, rank, m) << " variant " << variant;
+          check_all_to_all_case(group, all_to_all, name, segment_bytes, ++seed, m, variant);
         }
       }
     });
@@ -388,6 +401,44 @@ TEST(MovingAlgorithms, PairwiseAllToAll) {
 TEST(MovingAlgorithms, SharedMemoryAllToAllWithAnySplits) {
   check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 1u << 20);
   check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 256);
+}
+
+// Around and above the size from which members read their pieces straight from the senders'
+// buffers (single copy), in every way the members' round-0 plans can differ: some send little
+// (their round 0 carries data, the others' does not), some in place (they cannot be read from
+// while they write, so all copy through the slots, starting in round 1), or all in place.
+void check_large_shm_all_to_all() {
+  for (int world : {2, 3, 4}) {
+    run_ranks(world, [&](ProcessGroup& group) {
+      int seed = 100;
+      for (std::size_t m : {std::size_t{32 * 1024 - 1}, std::size_t{32 * 1024},
+                            std::size_t{100'003}, std::size_t{(1u << 20) + 5}}) {
+        for (int variant : {0, 1, 2, 3}) {
+          check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 1u << 20, ++seed, m,
+                                variant);
+        }
+        check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 1u << 20, ++seed, m, 0,
+                              /*in_place=*/group.rank() == 0);
+        check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 1u << 20, ++seed, m, 0,
+                              /*in_place=*/true);
+        // Many rounds after a round 0 that carried data only from rank 0.
+        check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 4096, ++seed, m, 0,
+                              /*in_place=*/group.rank() == 0);
+      }
+    });
+  }
+}
+
+TEST(MovingAlgorithms, SharedMemoryAllToAllLargeReadsFromTheSenders) {
+  check_large_shm_all_to_all();
+}
+
+TEST(MovingAlgorithms, SharedMemoryAllToAllLargeThroughTheSlotsWhenSingleCopyIsOff) {
+  // Read when each group makes its window.
+  setenv("WEFT_SHM_SINGLE_COPY", "off", 1);
+  check_large_shm_all_to_all();
+  check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 1u << 20);
+  unsetenv("WEFT_SHM_SINGLE_COPY");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -190,6 +190,24 @@ TEST(SharedMemoryCollectives, SegmentSizesThatDifferBetweenRanksAreAMismatch) {
   });
 }
 
+TEST(SharedMemoryCollectives, AllToAllSplitSizesThatDisagreeAreAMismatchOnEveryRank) {
+  // Small blocks go through the window's slots, large ones are read from the senders' buffers:
+  // either way every rank learns what went wrong, not just the one that noticed.
+  for (std::size_t block : {std::size_t{16}, std::size_t{256 * 1024}}) {
+    run_ranks(3, [block](ProcessGroup& group) {
+      std::vector<std::size_t> sends(3, block), recvs(3, block);
+      if (group.rank() == 2) recvs[1] += 4;  // rank 1 sends it `block`
+      std::vector<float> input(3 * block), output(recvs[0] + recvs[1] + recvs[2]);
+      Error error = error_of(
+          [&] { group.all_to_all(ConstBufferView(input), BufferView(output), sends, recvs); });
+      EXPECT_EQ(error.code(), ErrorCode::kMismatch) << error.what();
+      EXPECT_NE(std::string(error.what()).find("split sizes disagree: rank 1 sends"),
+                std::string::npos)
+          << error.what();
+    });
+  }
+}
+
 TEST(SharedMemoryCollectives, TcpWhenAskedGivesTheSameResults) {
   setenv("WEFT_TRANSPORT", "tcp", 1);
   run_ranks(3, [](ProcessGroup& group) {

@@ -22,7 +22,10 @@
 // - reduce_scatter: ceil(max block / (R/p)) rounds; each member copies its p pieces in and
 //   reduces its own block from all slots.
 // - all_to_all (any split sizes): ceil(max send / (R/p)) rounds, agreed in the first round;
-//   each member copies its p pieces in and its p pieces out.
+//   each member copies the others' p-1 pieces in and out, its own straight across (unless in
+//   place). From 32 KiB pieces (512 KiB when
+//   the members outnumber the cores), when every member may read the others' memory: 2 rounds,
+//   each member reads its pieces straight from the senders' buffers (one copy).
 // - barrier: 1 round.
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,

@@ -1,0 +1,20 @@
+// Copies of large blocks that are written once and not read again soon (a collective's output):
+// non-temporal stores write the destination's lines without reading them first and without
+// filling the cache with them. glibc's memcpy keeps ordinary stores up to a threshold tied to
+// the cache size, and on the 2-core AMD VMs weft is measured on that made an 8 MiB copy 1.4x
+// and a 64 MiB copy 1.6x slower than streaming stores (two processes copying at once).
+#pragma once
+
+#include <cstddef>
+
+namespace weft::util {
+
+// Blocks from this size on are streamed; smaller ones are left to memcpy (they may well be
+// read again from the cache).
+inline constexpr std::size_t kStreamCopyFrom = 256 * 1024;
+
+// memcpy(to, from, bytes) for blocks that do not overlap; from kStreamCopyFrom bytes on with
+// non-temporal stores where the CPU has them (x86-64), ordered before the function returns.
+void stream_copy(void* to, const void* from, std::size_t bytes);
+
+}  // namespace weft::util
