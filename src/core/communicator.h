@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -146,6 +147,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
  private:
   bool collectives_broken() const;
+  // collectives_broken as the window's waits take it, made once (not at every call).
+  const std::function<bool()> broken_check_ = [this] { return collectives_broken(); };
   // Throw this group's error for a window wait that failed, or for two members that called
   // different collectives (after poisoning the window and failing the group's collectives).
   [[noreturn]] void fail_window_wait(LocalWindow& window, const WaitResult& result,

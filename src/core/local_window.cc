@@ -472,7 +472,8 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
 }
 
 WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
-                                    const std::function<bool()>& interrupted, StampMismatch* late) {
+                                    const std::function<bool()>& interrupted,
+                                    std::optional<StampMismatch>* late) {
   WaitResult result;
   uint32_t call = eager_ + 1;
   uint32_t reused = call - kEagerDepth;  // the call whose lines this one takes over
@@ -510,8 +511,10 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
       }
     }
     // Before my line of call `reused` is marked as being reused (see the top of the file).
-    *late = check_eager_stamps(eager_);
-    if (late->member >= 0) return result;
+    if (StampMismatch found = check_eager_stamps(eager_); found.member >= 0) {
+      late->emplace(found);
+      return result;
+    }
   }
   eager_ = call;
   eager_stamp_ = stamp;

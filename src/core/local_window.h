@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,7 +144,8 @@ class LocalWindow {
   // n - kEagerDepth differed from mine (the caller fails the group); the result says why a
   // wait ended otherwise.
   WaitResult begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
-                         const std::function<bool()>& interrupted, StampMismatch* late);
+                         const std::function<bool()>& interrupted,
+                         std::optional<StampMismatch>* late);
   // My line's data for this eager call (a writer fills it before end_eager).
   uint8_t* my_eager_data();
   // Waits until `member` published this eager call; its stamp is in `theirs`.
