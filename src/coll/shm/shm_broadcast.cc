@@ -3,6 +3,7 @@
 
 #include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
+#include "util/stream_copy.h"
 
 namespace weft::coll {
 
@@ -36,7 +37,11 @@ void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root
     }
     call.finish_round();
     if (call.rank() != root && length) {
-      std::memcpy(buffer + offset, call.member_slot(root, length), length);
+      if (bytes >= util::kStreamOutputFrom) {
+        util::stream_copy(buffer + offset, call.member_slot(root, length), length);
+      } else {
+        std::memcpy(buffer + offset, call.member_slot(root, length), length);
+      }
     }
   }
 }
