@@ -242,15 +242,14 @@ void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only,
   }
 }
 
-// Blocks large enough to be read straight from their owners (from 32 KiB, or 512 KiB when the
-// members outnumber the cores, as with 3 ranks on this 2-core machine): equal, uneven with an
-// empty one, just at the smaller threshold; in place or not.
+// Large blocks in several rounds: equal, uneven with an empty one, and an output of more than
+// util::kStreamOutputFrom (written with streaming stores); in place or not.
 void check_large_shm_all_gather() {
   for (int world : {2, 3}) {
     run_ranks(world, [](ProcessGroup& group) {
       const int p = group.size();
       std::vector<std::vector<std::size_t>> sets{std::vector<std::size_t>(p, (512u << 10) + 5),
-                                                 std::vector<std::size_t>(p, 32u << 10)};
+                                                 std::vector<std::size_t>(p, (4u << 20) + 100)};
       std::vector<std::size_t> uneven(p);
       for (int r = 0; r < p; ++r) uneven[r] = r == 1 ? 0 : (600u << 10) + 64 * r + 1;
       sets.push_back(uneven);
@@ -278,15 +277,8 @@ TEST(MovingAlgorithms, SharedMemoryAllGather) {
   check_all_gather(coll::shm_all_gather, "shm_all_gather", false, 256);
 }
 
-TEST(MovingAlgorithms, SharedMemoryAllGatherLargeReadsFromTheOwners) {
+TEST(MovingAlgorithms, SharedMemoryAllGatherLargeUnevenAndStreamed) {
   check_large_shm_all_gather();
-}
-
-TEST(MovingAlgorithms, SharedMemoryAllGatherLargeThroughTheSlotsWhenSingleCopyIsOff) {
-  // Read when each group makes its window.
-  setenv("WEFT_SHM_SINGLE_COPY", "off", 1);
-  check_large_shm_all_gather();
-  unsetenv("WEFT_SHM_SINGLE_COPY");
 }
 
 TEST(MovingAlgorithms, BruckAllGatherRefusesUnevenCounts) {
