@@ -17,15 +17,21 @@
 //   input piece k and each member's reduced 1/p of piece k-1 (reduce-scatter and all-gather
 //   fused and pipelined). Memory traffic per member ~ n read + n written of its own buffer;
 //   the slots stay in cache.
+// - broadcast and reduce of at most 16 bytes: one eager round (core/local_window.h): the
+//   writers (a broadcast's root, a reduce's non-roots) write their line and return; the
+//   readers wait for it. A loop of them pipelines up to 64 calls deep.
 // - broadcast: ceil(n / R) rounds; the root copies in, the others copy out.
 // - all_gather: ceil(max block / R) rounds; each copies its block in and every other out.
 // - reduce_scatter: ceil(max block / (R/p)) rounds; each member copies its p pieces in and
-//   reduces its own block from all slots.
+//   reduces its own block from all slots (at most 16 bytes in all: in the arrival lines).
+// - Outputs of 8 MiB and more (broadcast, all_gather) are written with streaming stores
+//   (util/stream_copy.h).
 // - all_to_all (any split sizes): ceil(max send / (R/p)) rounds, agreed in the first round;
 //   each member copies the others' p-1 pieces in and out, its own straight across (unless in
-//   place). From 32 KiB pieces (512 KiB when
-//   the members outnumber the cores), when every member may read the others' memory: 2 rounds,
-//   each member reads its pieces straight from the senders' buffers (one copy).
+//   place). From 32 KiB pieces (512 KiB when the members outnumber the cores), when every
+//   member may read the others' memory: 2 rounds, each member reads its pieces straight from
+//   the senders' buffers (one copy). (The same for all_gather was measured slower than the
+//   slots here, and is not used.)
 // - barrier: 1 round.
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,
