@@ -125,38 +125,32 @@ uint8_t* CollectiveCall::round_slot() { return window()->my_slot(); }
 uint8_t* CollectiveCall::round_slot(std::size_t bytes) { return window()->my_slot(bytes); }
 
 void CollectiveCall::finish_round() {
-  core::OpInfo info{name_};
-  info.seq = seq_;
-  comm_.complete_window_round(*window(), signature_, round_bytes(), info, deadline_);
+  comm_.complete_window_round(*window(), signature_, round_bytes(), window_info(), deadline_);
 }
 
 void CollectiveCall::arrive_round() {
-  core::OpInfo info{name_};
-  info.seq = seq_;
-  comm_.arrive_window_round(*window(), signature_, round_bytes(), info);
+  comm_.arrive_window_round(*window(), signature_, round_bytes(), window_info());
 }
 
-void CollectiveCall::wait_round() {
+void CollectiveCall::wait_round() { comm_.wait_window_round(*window(), window_info(), deadline_); }
+
+core::OpInfo CollectiveCall::window_info(int peer) const {
   core::OpInfo info{name_};
   info.seq = seq_;
-  comm_.wait_window_round(*window(), info, deadline_);
+  info.peer = peer;
+  return info;
 }
 
 const uint8_t* CollectiveCall::member_slot(int rank) { return window()->slot(rank); }
 
 void CollectiveCall::begin_eager() {
-  core::OpInfo info{name_};
-  info.seq = seq_;
-  comm_.begin_eager_round(*window(), signature_, info, deadline_);
+  comm_.begin_eager_round(*window(), signature_, window_info(), deadline_);
 }
 
 uint8_t* CollectiveCall::my_eager_data() { return window()->my_eager_data(); }
 
 const uint8_t* CollectiveCall::await_eager_data(int rank) {
-  core::OpInfo info{name_};
-  info.seq = seq_;
-  info.peer = rank;
-  comm_.wait_eager_round(*window(), rank, signature_, info, deadline_);
+  comm_.wait_eager_round(*window(), rank, signature_, window_info(rank), deadline_);
   return window()->eager_data(rank);
 }
 
@@ -173,9 +167,7 @@ bool CollectiveCall::can_read_members() { return window()->can_read_members(); }
 void CollectiveCall::read_member_memory(int rank, uint64_t address, void* local,
                                         std::size_t bytes) {
   if (int error = window()->read_member(rank, address, local, bytes)) {
-    core::OpInfo info{name_};
-    info.seq = seq_;
-    info.peer = rank;
+    core::OpInfo info = window_info(rank);
     info.bytes = static_cast<int64_t>(bytes);
     throw Error(ErrorCode::kSystem,
                 "reading " + std::to_string(bytes) + " bytes from rank " + std::to_string(rank) +

@@ -105,6 +105,8 @@ class CollectiveCall {
  private:
   uint64_t tag(uint32_t step) const;
   core::OpInfo info_for(const core::Request& request) const;
+  // This call as the window's errors describe it (with the member concerned, if any).
+  core::OpInfo window_info(int peer = -1) const;
 
   core::Communicator& comm_;
   const char* name_;

@@ -265,26 +265,37 @@ WaitResult LocalWindow::wait_all(util::LazyDeadline& deadline,
                                  const std::function<bool()>& interrupted) {
   uint32_t round = round_ + 1;
   WaitResult result;
-  if (spin_for_all(round)) {
-    round_ = round;
-    return result;
-  }
-  for (int m = 0; m < members_; ++m) {
-    if (m == rank_) continue;
-    if (!wait_for(m, arrival_of(m, round), round, deadline, interrupted, &result)) {
-      if (result.outcome == WaitOutcome::kTimeout) {
+  auto arrival = [&](int m) -> std::atomic<uint32_t>& { return arrival_of(m, round); };
+  if (wait_for_everyone(arrival, round, deadline, interrupted, &result)) round_ = round;
+  return result;
+}
+
+template <typename WordOf>
+bool LocalWindow::wait_for_everyone(const WordOf& word_of, uint32_t round,
+                                    util::LazyDeadline& deadline,
+                                    const std::function<bool()>& interrupted, WaitResult* result) {
+  auto reached_by = [&](int m) {
+    return m == rank_ || reached(word_of(m).load(std::memory_order_acquire), round);
+  };
+  // One spin over every member, not one per member: a spin that restarts for each member would
+  // pause again each time, and with members outnumbering cores every pause is time the member
+  // we wait for could have run.
+  int next = 0;  // members below it have arrived
+  bool everyone = spin_until([&] {
+    while (next < members_ && reached_by(next)) ++next;
+    return next == members_;
+  });
+  for (int m = 0; !everyone && m < members_; ++m) {
+    if (m != rank_ && !wait_for(m, word_of(m), round, deadline, interrupted, result)) {
+      if (result->outcome == WaitOutcome::kTimeout) {
         for (int other = 0; other < members_; ++other) {
-          if (other != rank_ &&
-              !reached(arrival_of(other, round).load(std::memory_order_acquire), round)) {
-            result.members.push_back(other);
-          }
+          if (!reached_by(other)) result->members.push_back(other);
         }
       }
-      return result;
+      return false;
     }
   }
-  round_ = round;
-  return result;
+  return true;
 }
 
 template <typename Ready>
@@ -316,22 +327,6 @@ bool LocalWindow::spin_until(const Ready& ready) {
     if (ready()) return true;
   } while (std::chrono::steady_clock::now() < until);
   return false;
-}
-
-bool LocalWindow::spin_for_all(uint32_t round) {
-  // One spin over every member, not one per member: a spin that restarts for each member would
-  // pause again each time, and with members outnumbering cores every pause is time the member
-  // we wait for could have run.
-  int next = 0;  // members below it have arrived
-  return spin_until([&] {
-    for (; next < members_; ++next) {
-      if (next != rank_ &&
-          !reached(arrival_of(next, round).load(std::memory_order_acquire), round)) {
-        return false;
-      }
-    }
-    return true;
-  });
 }
 
 bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t round,
@@ -484,36 +479,23 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
     result.members = {static_cast<int>(poisoned & ~kPoisonBeingWritten) - 1};
     return result;
   }
-  // Checked in batches: a comparison reads a line that its owner wrote, a cache miss, and
-  // many misses in a row overlap where one per call would not.
-  // A call in which I read (compared the stamp of the line I read) needs no more comparing,
-  // and nobody reads my line of such a call but to compare stamps, which the reuse marker
-  // below makes safe: only calls in which I only wrote wait here.
-  if (call > kEagerDepth && reached(reused, eager_checked_ + 1) &&
-      eager_read_[call % kEagerDepth]) {
-    eager_checked_ = reused;
-  } else if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {
-    int next = 0;
-    bool all_done = spin_until([&] {
-      for (; next < members_; ++next) {
-        if (next != rank_ &&
-            !reached(eager_line(next, call).round.load(std::memory_order_acquire), reused)) {
-          return false;
-        }
-      }
-      return true;
-    });
-    for (int m = 0; !all_done && m < members_; ++m) {
-      if (m != rank_ &&
-          !wait_for(m, eager_line(m, call).round, reused, deadline, interrupted, &result)) {
-        if (result.outcome == WaitOutcome::kTimeout) result.members = {m};
+  if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {
+    if (eager_read_[call % kEagerDepth]) {
+      // I read in that call and compared the stamp of the line I read: nothing more to
+      // compare, and nobody reads my line of it but to compare stamps, which the reuse marker
+      // below makes safe.
+      eager_checked_ = reused;
+    } else {
+      // I only wrote: every member must be done with my line before I reuse it.
+      auto line_round = [&](int m) -> std::atomic<uint32_t>& { return eager_line(m, call).round; };
+      if (!wait_for_everyone(line_round, reused, deadline, interrupted, &result)) return result;
+      // Compared in batches (a comparison reads a line its owner wrote, a cache miss, and
+      // misses in a row overlap), and before my line of call `reused` is marked as being
+      // reused (see the top of the file).
+      if (StampMismatch found = check_eager_stamps(eager_); found.member >= 0) {
+        late->emplace(found);
         return result;
       }
-    }
-    // Before my line of call `reused` is marked as being reused (see the top of the file).
-    if (StampMismatch found = check_eager_stamps(eager_); found.member >= 0) {
-      late->emplace(found);
-      return result;
     }
   }
   eager_ = call;

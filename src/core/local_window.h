@@ -188,6 +188,12 @@ class LocalWindow {
   bool wait_for(int member, std::atomic<uint32_t>& word, uint32_t round,
                 util::LazyDeadline& deadline, const std::function<bool()>& interrupted,
                 WaitResult* result);
+  // Waits until word_of(m) of every other member m reaches `round`: one spin over all, then a
+  // wait for each. False when the wait ended for another reason (result filled in; a timeout
+  // names every member that had not reached it).
+  template <typename WordOf>
+  bool wait_for_everyone(const WordOf& word_of, uint32_t round, util::LazyDeadline& deadline,
+                         const std::function<bool()>& interrupted, WaitResult* result);
   Arrival& eager_line(int member, uint32_t call) const;
   // Spins until ready() or the spin ends; true when ready.
   template <typename Ready>
@@ -211,8 +217,6 @@ class LocalWindow {
   uint32_t eager_checked_ = 0;         // every member's stamps agree up to this eager call
   bool eager_read_[kEagerDepth] = {};  // by call: whether I read (and compared) a line in it
   RoundStamp eager_stamp_;             // the current eager call's
-  // Spins until every member reached `round` or the spin ends; true when all did.
-  bool spin_for_all(uint32_t round);
 
   // Once every member published its cores: whether members outnumber them, and the spin.
   void choose_spin();

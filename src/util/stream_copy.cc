@@ -40,4 +40,12 @@ void stream_copy(void* to, const void* from, std::size_t bytes) {
   std::memcpy(to, from, bytes);
 }
 
+void copy_into_output(void* to, const void* from, std::size_t bytes, std::size_t output_bytes) {
+  if (output_bytes >= kStreamOutputFrom) {
+    stream_copy(to, from, bytes);
+  } else {
+    std::memcpy(to, from, bytes);
+  }
+}
+
 }  // namespace weft::util

@@ -18,6 +18,10 @@ inline constexpr std::size_t kStreamCopyFrom = 256 * 1024;
 // streaming stores bypass (measured: streaming made a 1 MiB all_gather slower).
 inline constexpr std::size_t kStreamOutputFrom = 8u << 20;
 
+// Copies part of a collective's output of `output_bytes` in all: with stream_copy from
+// kStreamOutputFrom, with memcpy below.
+void copy_into_output(void* to, const void* from, std::size_t bytes, std::size_t output_bytes);
+
 // memcpy(to, from, bytes) for blocks that do not overlap; from kStreamCopyFrom bytes on with
 // non-temporal stores where the CPU has them (x86-64), ordered before the function returns.
 void stream_copy(void* to, const void* from, std::size_t bytes);

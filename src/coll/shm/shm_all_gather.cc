@@ -26,7 +26,6 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
     return std::min(piece, byte_counts[m] - std::min(byte_counts[m], k * piece));
   };
   const std::size_t total = offsets[p - 1] + byte_counts[p - 1];
-  const bool stream = total >= util::kStreamOutputFrom;
   for (std::size_t k = 0; k < rounds; ++k) {
     if (std::size_t n = length_of(me, k)) {
       std::memcpy(call.round_slot(), out + offsets[me] + k * piece, n);
@@ -34,12 +33,8 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
     call.finish_round();
     for (int m = 0; m < p; ++m) {
       std::size_t n = length_of(m, k);
-      if (m == me || !n) continue;
-      if (stream) {
-        util::stream_copy(out + offsets[m] + k * piece, call.member_slot(m), n);
-      } else {
-        std::memcpy(out + offsets[m] + k * piece, call.member_slot(m), n);
-      }
+      if (m != me && n)
+        util::copy_into_output(out + offsets[m] + k * piece, call.member_slot(m), n, total);
     }
   }
 }

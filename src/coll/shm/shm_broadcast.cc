@@ -37,11 +37,7 @@ void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root
     }
     call.finish_round();
     if (call.rank() != root && length) {
-      if (bytes >= util::kStreamOutputFrom) {
-        util::stream_copy(buffer + offset, call.member_slot(root, length), length);
-      } else {
-        std::memcpy(buffer + offset, call.member_slot(root, length), length);
-      }
+      util::copy_into_output(buffer + offset, call.member_slot(root, length), length, bytes);
     }
   }
 }
