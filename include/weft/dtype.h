@@ -23,8 +23,15 @@ enum class DType : uint8_t {
 
 inline constexpr int kNumDTypes = 10;
 
-// Bytes per element.
-std::size_t size_of(DType dtype);
+[[noreturn]] void throw_unknown_dtype(DType dtype);
+
+// Bytes per element. Inline: every call asks it, several times for a small one.
+inline std::size_t size_of(DType dtype) {
+  constexpr std::size_t kSizes[kNumDTypes] = {4, 8, 2, 2, 1, 1, 2, 4, 8, 1};
+  const auto code = static_cast<std::size_t>(dtype);
+  if (code >= static_cast<std::size_t>(kNumDTypes)) throw_unknown_dtype(dtype);
+  return kSizes[code];
+}
 // torch's spelling: "float32", "bfloat16", "bool", ...
 std::string_view name_of(DType dtype);
 // Parses torch's or numpy's spelling ("float32", "float", "f32", "half", "int64", ...);

@@ -71,8 +71,8 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
   }
 }
 
-std::string pick(const core::Communicator& comm, coll::Collective collective, std::size_t bytes,
-                 const CollectiveOptions& options, bool equal_blocks = true) {
+coll::Algorithm pick(const core::Communicator& comm, coll::Collective collective, std::size_t bytes,
+                     const CollectiveOptions& options, bool equal_blocks = true) {
   coll::SelectionInput input;
   input.collective = collective;
   input.bytes = bytes;
@@ -120,7 +120,7 @@ static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communic
                                             const CollectiveOptions& options, bool async) {
   api::check_buffer(*comm, data.data(), data.count(), "broadcast", "the buffer");
   check_root(*comm, "broadcast", root);
-  std::string algorithm = pick(*comm, coll::Collective::kBroadcast, data.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kBroadcast, data.bytes(), options);
   return api::launch(
       comm,
       {"broadcast",
@@ -147,7 +147,7 @@ static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communi
                                              const CollectiveOptions& options, bool async) {
   api::check_buffer(*comm, data.data(), data.count(), "all_reduce", "the buffer");
   check_op(*comm, "all_reduce", data.dtype(), op);
-  std::string algorithm = pick(*comm, coll::Collective::kAllReduce, data.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllReduce, data.bytes(), options);
   int size = comm->size();
   return api::launch(
       comm,
@@ -179,7 +179,7 @@ static std::shared_ptr<Work> reduce_impl(const std::shared_ptr<core::Communicato
   api::check_buffer(*comm, data.data(), data.count(), "reduce", "the buffer");
   check_root(*comm, "reduce", root);
   check_op(*comm, "reduce", data.dtype(), op);
-  std::string algorithm = pick(*comm, coll::Collective::kReduce, data.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduce, data.bytes(), options);
   int size = comm->size();
   return api::launch(
       comm,
@@ -217,7 +217,7 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   api::check_buffer(*comm, output.data(), output.count(), "all_gather", "the output");
   check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
   check_count(*comm, "all_gather", "the output", output.count(), input.count() * comm->size());
-  std::string algorithm = pick(*comm, coll::Collective::kAllGather, output.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllGather, output.bytes(), options);
   std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
   return api::launch(
       comm,
@@ -264,7 +264,7 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
   }
   check_count(*comm, "all_gather", "this rank's output", outputs[comm->rank()].count(),
               input.count());
-  std::string algorithm =
+  coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kAllGather, total, options, /*equal_blocks=*/equal);
   // Uneven sizes: the signature carries the total, which every rank agrees on.
   return api::launch(
@@ -310,7 +310,7 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
       check_count(*comm, "gather", "an output", output.count(), input.count());
     }
   }
-  std::string algorithm =
+  coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kGather, input.bytes() * comm->size(), options);
   std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
   return api::launch(
@@ -353,7 +353,7 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
       check_count(*comm, "scatter", "an input", input.count(), output.count());
     }
   }
-  std::string algorithm =
+  coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kScatter, output.bytes() * comm->size(), options);
   std::vector<std::size_t> byte_counts(comm->size(), output.bytes());
   return api::launch(
@@ -403,7 +403,7 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   }
   check_count(*comm, "reduce_scatter", "the output", output.count(), counts[comm->rank()]);
   DType dtype = output.dtype();
-  std::string algorithm =
+  coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kReduceScatter, total * size_of(dtype), options);
   int size = comm->size();
   bool contiguous = true;
@@ -516,7 +516,7 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
   for (auto* list : {&sends, &recvs}) {
     for (auto& count : *list) count *= element;
   }
-  std::string algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
   return api::launch(
       comm,
       {"all_to_all",
@@ -558,7 +558,7 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
     sends.push_back(inputs[r].bytes());
     recvs.push_back(outputs[r].bytes());
   }
-  std::string algorithm =
+  coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kAllToAll,
            std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
   return api::launch(
@@ -597,7 +597,7 @@ std::shared_ptr<Work> ProcessGroup::iall_to_all(const std::vector<ConstBufferVie
 
 static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicator>& comm,
                                           const CollectiveOptions& options, bool async) {
-  std::string algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
   return api::launch(
       comm,
       {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes},
@@ -622,7 +622,7 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
   check_op(*comm, name, input.dtype(), op);
   if (op.kind == ReduceOp::kAvg)
     api::invalid_argument(*comm, name, "AVG has no meaning for a scan");
-  std::string algorithm = pick(*comm, coll::Collective::kScan, input.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kScan, input.bytes(), options);
   api::launch(
       comm,
       {name,

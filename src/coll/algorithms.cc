@@ -27,16 +27,16 @@
 namespace weft::coll {
 
 namespace {
-[[noreturn]] void unknown(const char* collective, const std::string& algorithm) {
+[[noreturn]] void unknown(const char* collective, Algorithm algorithm) {
   throw Error(ErrorCode::kInternal,
-              std::string(collective) + ": no algorithm named '" + algorithm + "'");
+              std::string(collective) + " cannot run algorithm '" + name_of(algorithm) + "'");
 }
 // "shm" runs on the group's shared-memory window; without one (a member could not map it), the
 // algorithm the selector picks for a group spread over hosts. Every member reaches the same
 // answer: the window is agreed on by all.
-bool use_window(CollectiveCall& call, std::string& algorithm, Collective collective,
+bool use_window(CollectiveCall& call, Algorithm& algorithm, Collective collective,
                 std::size_t bytes, bool equal_blocks = true) {
-  if (algorithm != "shm") return false;
+  if (algorithm != Algorithm::kShm) return false;
   if (call.size() == 1 || call.window()) return true;
   algorithm = choose_without_shared_memory(
       SelectionInput{collective, bytes, call.size(), equal_blocks, "", false});
@@ -53,77 +53,84 @@ bool all_equal(const std::vector<std::size_t>& sizes) {
 
 }  // namespace
 
-void run_broadcast(std::string algorithm, CollectiveCall& call, void* data, std::size_t bytes,
+void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t bytes,
                    int root) {
   if (use_window(call, algorithm, Collective::kBroadcast, bytes)) {
     return shm_broadcast(call, data, bytes, root);
   }
-  if (algorithm == "hierarchical") return hierarchical_broadcast(call, data, bytes, root);
-  if (algorithm == "binomial") return binomial_broadcast(call, data, bytes, root);
-  if (algorithm == "scatter_allgather") return scatter_allgather_broadcast(call, data, bytes, root);
+  if (algorithm == Algorithm::kHierarchical) return hierarchical_broadcast(call, data, bytes, root);
+  if (algorithm == Algorithm::kBinomial) return binomial_broadcast(call, data, bytes, root);
+  if (algorithm == Algorithm::kScatterAllgather)
+    return scatter_allgather_broadcast(call, data, bytes, root);
   unknown("broadcast", algorithm);
 }
 
-void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
+void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                     DType dtype, ReduceOp op) {
   if (use_window(call, algorithm, Collective::kAllReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op);
   }
-  if (algorithm == "hierarchical") return hierarchical_all_reduce(call, data, count, dtype, op);
-  if (algorithm == "ring") return ring_all_reduce(call, data, count, dtype, op);
-  if (algorithm == "recursive_doubling") {
+  if (algorithm == Algorithm::kHierarchical)
+    return hierarchical_all_reduce(call, data, count, dtype, op);
+  if (algorithm == Algorithm::kRing) return ring_all_reduce(call, data, count, dtype, op);
+  if (algorithm == Algorithm::kRecursiveDoubling) {
     return recursive_doubling_all_reduce(call, data, count, dtype, op);
   }
-  if (algorithm == "rabenseifner") return rabenseifner_all_reduce(call, data, count, dtype, op);
-  if (algorithm == "naive") return naive_all_reduce(call, data, count, dtype, op);
+  if (algorithm == Algorithm::kRabenseifner)
+    return rabenseifner_all_reduce(call, data, count, dtype, op);
+  if (algorithm == Algorithm::kNaive) return naive_all_reduce(call, data, count, dtype, op);
   unknown("all_reduce", algorithm);
 }
 
-void run_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
+void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root) {
   if (use_window(call, algorithm, Collective::kReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op, root);
   }
-  if (algorithm == "hierarchical") return hierarchical_reduce(call, data, count, dtype, op, root);
-  if (algorithm == "binomial") return binomial_reduce(call, data, count, dtype, op, root);
+  if (algorithm == Algorithm::kHierarchical)
+    return hierarchical_reduce(call, data, count, dtype, op, root);
+  if (algorithm == Algorithm::kBinomial) return binomial_reduce(call, data, count, dtype, op, root);
   unknown("reduce", algorithm);
 }
 
-void run_all_gather(std::string algorithm, CollectiveCall& call, const void* input, void* output,
+void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                     const std::vector<std::size_t>& byte_counts) {
   if (use_window(call, algorithm, Collective::kAllGather, sum(byte_counts),
                  all_equal(byte_counts))) {
     return shm_all_gather(call, input, output, byte_counts);
   }
-  if (algorithm == "hierarchical") return hierarchical_all_gather(call, input, output, byte_counts);
-  if (algorithm == "ring") return ring_all_gather(call, input, output, byte_counts);
-  if (algorithm == "bruck") return bruck_all_gather(call, input, output, byte_counts);
+  if (algorithm == Algorithm::kHierarchical)
+    return hierarchical_all_gather(call, input, output, byte_counts);
+  if (algorithm == Algorithm::kRing) return ring_all_gather(call, input, output, byte_counts);
+  if (algorithm == Algorithm::kBruck) return bruck_all_gather(call, input, output, byte_counts);
   unknown("all_gather", algorithm);
 }
 
-void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                 const std::vector<std::size_t>& byte_counts, int root) {
-  if (algorithm == "binomial") return binomial_gather(call, input, output, byte_counts, root);
+  if (algorithm == Algorithm::kBinomial)
+    return binomial_gather(call, input, output, byte_counts, root);
   unknown("gather", algorithm);
 }
 
-void run_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
-                 void* output, const std::vector<std::size_t>& byte_counts, int root) {
-  if (algorithm == "binomial") return binomial_scatter(call, input, output, byte_counts, root);
+void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                 const std::vector<std::size_t>& byte_counts, int root) {
+  if (algorithm == Algorithm::kBinomial)
+    return binomial_scatter(call, input, output, byte_counts, root);
   unknown("scatter", algorithm);
 }
 
-void run_reduce_scatter(std::string algorithm, CollectiveCall& call, const void* input,
-                        void* output, const std::vector<std::size_t>& counts, DType dtype,
-                        ReduceOp op) {
+void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op) {
   if (use_window(call, algorithm, Collective::kReduceScatter, sum(counts) * size_of(dtype))) {
     return shm_reduce_scatter(call, input, output, counts, dtype, op);
   }
-  if (algorithm == "ring") return ring_reduce_scatter(call, input, output, counts, dtype, op);
+  if (algorithm == Algorithm::kRing)
+    return ring_reduce_scatter(call, input, output, counts, dtype, op);
   unknown("reduce_scatter", algorithm);
 }
 
-void run_all_to_all(std::string algorithm, CollectiveCall& call, const void* input,
+void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input,
                     const std::vector<std::size_t>& send_bytes,
                     const std::vector<std::size_t>& send_offsets, void* output,
                     const std::vector<std::size_t>& recv_bytes,
@@ -131,22 +138,22 @@ void run_all_to_all(std::string algorithm, CollectiveCall& call, const void* inp
   if (use_window(call, algorithm, Collective::kAllToAll, sum(send_bytes))) {
     return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
   }
-  if (algorithm == "pairwise") {
+  if (algorithm == Algorithm::kPairwise) {
     return pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
                                recv_offsets);
   }
   unknown("all_to_all", algorithm);
 }
 
-void run_barrier(std::string algorithm, CollectiveCall& call) {
+void run_barrier(Algorithm algorithm, CollectiveCall& call) {
   if (use_window(call, algorithm, Collective::kBarrier, 0)) return shm_barrier(call);
-  if (algorithm == "dissemination") return dissemination_barrier(call);
+  if (algorithm == Algorithm::kDissemination) return dissemination_barrier(call);
   unknown("barrier", algorithm);
 }
 
-void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+void run_scan(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
               std::size_t count, DType dtype, ReduceOp op, bool exclusive) {
-  if (algorithm != "recursive_doubling") unknown("scan", algorithm);
+  if (algorithm != Algorithm::kRecursiveDoubling) unknown("scan", algorithm);
   if (exclusive) return exclusive_scan(call, input, output, count, dtype, op);
   inclusive_scan(call, input, output, count, dtype, op);
 }

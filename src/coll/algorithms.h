@@ -1,39 +1,38 @@
-// The algorithms of each collective by name: the one place that maps the selector's choice to
+// The algorithms of each collective by id: the one place that maps the selector's choice to
 // the function that runs it. Arguments as the algorithms take them (bytes for data movement,
 // element counts for reductions).
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "coll/collective_call.h"
+#include "coll/selector.h"
 #include "weft/dtype.h"
 #include "weft/reduce_op.h"
 
 namespace weft::coll {
 
-void run_broadcast(std::string algorithm, CollectiveCall& call, void* data, std::size_t bytes,
+void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t bytes,
                    int root);
-void run_all_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
+void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                     DType dtype, ReduceOp op);
-void run_reduce(std::string algorithm, CollectiveCall& call, void* data, std::size_t count,
+void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root);
-void run_all_gather(std::string algorithm, CollectiveCall& call, const void* input, void* output,
+void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                     const std::vector<std::size_t>& byte_counts);
-void run_gather(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                 const std::vector<std::size_t>& byte_counts, int root);
-void run_scatter(const std::string& algorithm, CollectiveCall& call, const void* input,
-                 void* output, const std::vector<std::size_t>& byte_counts, int root);
-void run_reduce_scatter(std::string algorithm, CollectiveCall& call, const void* input,
-                        void* output, const std::vector<std::size_t>& counts, DType dtype,
-                        ReduceOp op);
-void run_all_to_all(std::string algorithm, CollectiveCall& call, const void* input,
+void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                 const std::vector<std::size_t>& byte_counts, int root);
+void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op);
+void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input,
                     const std::vector<std::size_t>& send_bytes,
                     const std::vector<std::size_t>& send_offsets, void* output,
                     const std::vector<std::size_t>& recv_bytes,
                     const std::vector<std::size_t>& recv_offsets);
-void run_barrier(std::string algorithm, CollectiveCall& call);
-void run_scan(const std::string& algorithm, CollectiveCall& call, const void* input, void* output,
+void run_barrier(Algorithm algorithm, CollectiveCall& call);
+void run_scan(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
               std::size_t count, DType dtype, ReduceOp op, bool exclusive);
 
 }  // namespace weft::coll

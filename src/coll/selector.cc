@@ -1,6 +1,6 @@
 #include "coll/selector.h"
 
-#include <algorithm>
+#include <optional>
 
 #include "util/settings.h"
 #include "weft/error.h"
@@ -14,22 +14,34 @@ constexpr std::size_t kMiB = 1024 * kKiB;
 
 bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
-bool has(Collective collective, const std::string& name) {
-  const auto& names = algorithms_of(collective);
-  return std::find(names.begin(), names.end(), name) != names.end();
+// The collective's algorithm of this name, if it has one.
+std::optional<Algorithm> find(Collective collective, std::string_view name) {
+  for (Algorithm algorithm : algorithms_of(collective)) {
+    if (name == name_of(algorithm)) return algorithm;
+  }
+  return std::nullopt;
 }
 
 std::string valid_names(Collective collective) {
   std::string text;
-  for (const auto& name : algorithms_of(collective)) text += (text.empty() ? "" : ", ") + name;
+  for (Algorithm algorithm : algorithms_of(collective)) {
+    text += (text.empty() ? "" : ", ") + std::string(name_of(algorithm));
+  }
   return text;
 }
 
-// What WEFT_ALGO (its value, or the environment's when null) says for this collective, or "".
-std::string from_environment(Collective collective, const std::string* setting) {
+[[noreturn]] void no_such_algorithm(Collective collective, std::string_view name,
+                                    const std::string& context) {
+  throw Error(ErrorCode::kInvalidArgument, context + name_of(collective) + " has no algorithm '" +
+                                               std::string(name) +
+                                               "' (valid: " + valid_names(collective) + ")");
+}
+
+// What WEFT_ALGO (its value, or the environment's when null) says for this collective.
+std::optional<Algorithm> from_environment(Collective collective, const std::string* setting) {
   std::string value = setting ? *setting : util::setting_string("WEFT_ALGO");
-  if (value.empty()) return "";
-  if (value.find('=') == std::string::npos) return has(collective, value) ? value : "";
+  if (value.empty()) return std::nullopt;
+  if (value.find('=') == std::string::npos) return find(collective, value);
   std::string wanted = std::string(name_of(collective)) + "=";
   std::size_t start = 0;
   while (start <= value.size()) {
@@ -38,17 +50,14 @@ std::string from_environment(Collective collective, const std::string* setting) 
         value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item.rfind(wanted, 0) == 0) {
       std::string name = item.substr(wanted.size());
-      if (!has(collective, name)) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "WEFT_ALGO='" + value + "': " + name_of(collective) + " has no algorithm '" +
-                        name + "' (valid: " + valid_names(collective) + ")");
-      }
-      return name;
+      std::optional<Algorithm> algorithm = find(collective, name);
+      if (!algorithm) no_such_algorithm(collective, name, "WEFT_ALGO='" + value + "': ");
+      return algorithm;
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return "";
+  return std::nullopt;
 }
 
 bool has_shared_memory_algorithm(Collective collective) {
@@ -61,22 +70,23 @@ bool has_hierarchical_algorithm(Collective collective) {
          collective == Collective::kReduce || collective == Collective::kAllGather;
 }
 
-std::string by_size(const SelectionInput& in) {
+Algorithm by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
-  if (in.single_host && has_shared_memory_algorithm(in.collective)) return "shm";
-  if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return "hierarchical";
+  if (in.single_host && has_shared_memory_algorithm(in.collective)) return Algorithm::kShm;
+  if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
   switch (in.collective) {
     // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).
     case Collective::kAllReduce:
-      if (in.group_size <= 4 && in.bytes <= 256 * kKiB) return "recursive_doubling";
-      if (in.bytes <= 16 * kKiB) return "recursive_doubling";
-      if (is_power_of_two(in.group_size) && in.bytes <= 1 * kMiB) return "rabenseifner";
-      return "ring";
+      if (in.group_size <= 4 && in.bytes <= 256 * kKiB) return Algorithm::kRecursiveDoubling;
+      if (in.bytes <= 16 * kKiB) return Algorithm::kRecursiveDoubling;
+      if (is_power_of_two(in.group_size) && in.bytes <= 1 * kMiB) return Algorithm::kRabenseifner;
+      return Algorithm::kRing;
     case Collective::kBroadcast:
-      return in.group_size <= 4 || in.bytes < 512 * kKiB ? "binomial" : "scatter_allgather";
+      return in.group_size <= 4 || in.bytes < 512 * kKiB ? Algorithm::kBinomial
+                                                         : Algorithm::kScatterAllgather;
     case Collective::kAllGather:
       // in.bytes is the whole gathered output.
-      return in.equal_blocks && in.bytes <= 1 * kMiB ? "bruck" : "ring";
+      return in.equal_blocks && in.bytes <= 1 * kMiB ? Algorithm::kBruck : Algorithm::kRing;
     default:
       return algorithms_of(in.collective).front();
   }
@@ -110,18 +120,46 @@ const char* name_of(Collective collective) {
   return "unknown";
 }
 
-const std::vector<std::string>& algorithms_of(Collective collective) {
-  static const std::vector<std::string> kBroadcast{"binomial", "scatter_allgather", "shm",
-                                                   "hierarchical"};
-  static const std::vector<std::string> kAllReduce{
-      "ring", "recursive_doubling", "rabenseifner", "naive", "shm", "hierarchical"};
-  static const std::vector<std::string> kReduce{"binomial", "shm", "hierarchical"};
-  static const std::vector<std::string> kTree{"binomial"};
-  static const std::vector<std::string> kAllGather{"ring", "bruck", "shm", "hierarchical"};
-  static const std::vector<std::string> kRing{"ring", "shm"};
-  static const std::vector<std::string> kPairwise{"pairwise", "shm"};
-  static const std::vector<std::string> kBarrier{"dissemination", "shm"};
-  static const std::vector<std::string> kScan{"recursive_doubling"};
+const char* name_of(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kShm:
+      return "shm";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kRecursiveDoubling:
+      return "recursive_doubling";
+    case Algorithm::kRabenseifner:
+      return "rabenseifner";
+    case Algorithm::kNaive:
+      return "naive";
+    case Algorithm::kBinomial:
+      return "binomial";
+    case Algorithm::kScatterAllgather:
+      return "scatter_allgather";
+    case Algorithm::kBruck:
+      return "bruck";
+    case Algorithm::kPairwise:
+      return "pairwise";
+    case Algorithm::kDissemination:
+      return "dissemination";
+  }
+  return "unknown";
+}
+
+const std::vector<Algorithm>& algorithms_of(Collective collective) {
+  using enum Algorithm;
+  static const std::vector<Algorithm> kBroadcast{kBinomial, kScatterAllgather, kShm, kHierarchical};
+  static const std::vector<Algorithm> kAllReduce{kRing, kRecursiveDoubling, kRabenseifner, kNaive,
+                                                 kShm,  kHierarchical};
+  static const std::vector<Algorithm> kReduce{kBinomial, kShm, kHierarchical};
+  static const std::vector<Algorithm> kTree{kBinomial};
+  static const std::vector<Algorithm> kAllGather{kRing, kBruck, kShm, kHierarchical};
+  static const std::vector<Algorithm> kRingOrShm{kRing, kShm};
+  static const std::vector<Algorithm> kPairwiseOrShm{kPairwise, kShm};
+  static const std::vector<Algorithm> kBarrier{kDissemination, kShm};
+  static const std::vector<Algorithm> kScan{kRecursiveDoubling};
   switch (collective) {
     case Collective::kBroadcast:
       return kBroadcast;
@@ -135,42 +173,37 @@ const std::vector<std::string>& algorithms_of(Collective collective) {
     case Collective::kAllGather:
       return kAllGather;
     case Collective::kReduceScatter:
-      return kRing;
+      return kRingOrShm;
     case Collective::kAllToAll:
-      return kPairwise;
+      return kPairwiseOrShm;
     case Collective::kBarrier:
       return kBarrier;
     case Collective::kScan:
       return kScan;
   }
-  return kRing;
+  return kRingOrShm;
 }
 
-std::string choose_algorithm(const SelectionInput& input) {
+Algorithm choose_algorithm(const SelectionInput& input) {
   // Nothing asked for (the common case): no setting to parse, a visible part of a small call.
   if (input.forced.empty() && input.algorithm_setting && input.algorithm_setting->empty()) {
     return by_size(input);
   }
-  std::string name = input.forced.empty()
-                         ? from_environment(input.collective, input.algorithm_setting)
-                         : input.forced;
-  if (!name.empty() && !has(input.collective, name)) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(name_of(input.collective)) + " has no algorithm '" + name +
-                    "' (valid: " + valid_names(input.collective) + ")");
+  std::optional<Algorithm> chosen;
+  if (input.forced.empty()) {
+    chosen = from_environment(input.collective, input.algorithm_setting);
+  } else {
+    chosen = find(input.collective, input.forced);
+    if (!chosen) no_such_algorithm(input.collective, input.forced, "");
   }
-  if (name == "bruck" && !input.equal_blocks) {
+  if (chosen == Algorithm::kBruck && !input.equal_blocks) {
     throw Error(ErrorCode::kInvalidArgument,
                 "all_gather algorithm 'bruck' needs equal sizes on every rank; use 'ring'");
   }
-  return name.empty() ? by_size(input) : name;
+  return chosen ? *chosen : by_size(input);
 }
 
-}  // namespace weft::coll
-
-namespace weft::coll {
-
-std::string choose_without_shared_memory(const SelectionInput& input) {
+Algorithm choose_without_shared_memory(const SelectionInput& input) {
   SelectionInput spread = input;
   spread.single_host = false;
   spread.spans_hosts = false;

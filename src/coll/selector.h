@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace weft::coll {
@@ -26,26 +28,44 @@ enum class Collective {
   kScan,
 };
 
+// Every algorithm of every collective. A typed id, not a name: a small call chooses and
+// dispatches one, and comparing names was a visible part of its cost.
+enum class Algorithm : uint8_t {
+  kShm,
+  kHierarchical,
+  kRing,
+  kRecursiveDoubling,
+  kRabenseifner,
+  kNaive,
+  kBinomial,
+  kScatterAllgather,
+  kBruck,
+  kPairwise,
+  kDissemination,
+};
+
 const char* name_of(Collective collective);
+// The name users write in an option or WEFT_ALGO: "shm", "recursive_doubling", ...
+const char* name_of(Algorithm algorithm);
 // The algorithms a collective has, the default first.
-const std::vector<std::string>& algorithms_of(Collective collective);
+const std::vector<Algorithm>& algorithms_of(Collective collective);
 
 struct SelectionInput {
   Collective collective;
   std::size_t bytes = 0;  // the per-rank message (nccl-tests' "size")
   int group_size = 1;
   bool equal_blocks = true;  // all_gather: every rank contributes the same size
-  std::string forced;        // the call's option
+  std::string_view forced;   // the call's option ("": none)
   bool single_host = false;  // every member on one host, shared memory allowed
   bool spans_hosts = false;  // several hosts, some with several members, shared memory allowed
   // WEFT_ALGO's value as the group read it; null: read the environment now.
   const std::string* algorithm_setting = nullptr;
 };
 
-std::string choose_algorithm(const SelectionInput& input);
+Algorithm choose_algorithm(const SelectionInput& input);
 // What runs when "shm" was chosen but the group could not map a shared-memory window, and
 // between the leaders of a hierarchical algorithm: the selector's choice for a group of one
 // rank per host (WEFT_ALGO and the option ignored).
-std::string choose_without_shared_memory(const SelectionInput& input);
+Algorithm choose_without_shared_memory(const SelectionInput& input);
 
 }  // namespace weft::coll

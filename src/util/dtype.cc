@@ -6,29 +6,7 @@
 
 namespace weft {
 
-std::size_t size_of(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return 4;
-    case DType::kFloat64:
-      return 8;
-    case DType::kFloat16:
-      return 2;
-    case DType::kBFloat16:
-      return 2;
-    case DType::kInt8:
-      return 1;
-    case DType::kUInt8:
-      return 1;
-    case DType::kInt16:
-      return 2;
-    case DType::kInt32:
-      return 4;
-    case DType::kInt64:
-      return 8;
-    case DType::kBool:
-      return 1;
-  }
+void throw_unknown_dtype(DType dtype) {
   throw Error(ErrorCode::kInvalidArgument,
               "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
 }

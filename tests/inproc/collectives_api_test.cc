@@ -65,7 +65,7 @@ class Collectives : public ::testing::TestWithParam<int> {};
 TEST_P(Collectives, AllReduceEveryDtypeOpAndAlgorithm) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (const std::string& algorithm :
+    for (std::string algorithm :
          {"", "ring", "recursive_doubling", "rabenseifner", "naive", "shm"}) {
       for (DType dtype : testing::all_dtypes()) {
         for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
@@ -89,7 +89,7 @@ TEST_P(Collectives, AllReduceEveryDtypeOpAndAlgorithm) {
 TEST_P(Collectives, AllReduceEdgeCountsAndSegments) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (const std::string& algorithm :
+    for (std::string algorithm :
          {"ring", "recursive_doubling", "rabenseifner", "naive", "shm"}) {
       for (std::size_t count : counts_for(world)) {
         for (std::size_t segment : {std::size_t(0), std::size_t(64)}) {
@@ -109,7 +109,7 @@ TEST_P(Collectives, AllReduceEdgeCountsAndSegments) {
 TEST_P(Collectives, BroadcastFromEveryRoot) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (const std::string& algorithm : {"", "binomial", "scatter_allgather", "shm"}) {
+    for (std::string algorithm : {"", "binomial", "scatter_allgather", "shm"}) {
       for (int root = 0; root < world; ++root) {
         for (std::size_t count : counts_for(world)) {
           Bytes data = filled(DType::kFloat32, count, [&](std::size_t i) {
@@ -155,7 +155,7 @@ TEST_P(Collectives, AllGatherIntoTensorListUnevenAndInPlace) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
     int me = group.rank();
-    for (const std::string& algorithm : {"", "ring", "bruck", "shm"}) {
+    for (std::string algorithm : {"", "ring", "bruck", "shm"}) {
       for (std::size_t count : counts_for(world)) {
         std::vector<int32_t> mine(count);
         for (std::size_t i = 0; i < count; ++i) mine[i] = me * 1000 + int(i);

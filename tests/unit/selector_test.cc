@@ -28,7 +28,7 @@ TEST(Selector, OneHostUsesSharedMemoryAtEverySize) {
       SelectionInput in = input(c, bytes, 4);
       in.single_host = true;
       in.equal_blocks = bytes != 8;
-      EXPECT_EQ(choose_algorithm(in), "shm") << name_of(c) << " " << bytes;
+      EXPECT_EQ(choose_algorithm(in), Algorithm::kShm) << name_of(c) << " " << bytes;
     }
   }
   // Collectives without a shared-memory algorithm keep theirs.
@@ -44,31 +44,62 @@ TEST(Selector, SeveralHostsWithNeighboursGoHierarchical) {
                        Collective::kAllGather}) {
     SelectionInput in = input(c, 1 << 20, 8);
     in.spans_hosts = true;
-    EXPECT_EQ(choose_algorithm(in), "hierarchical") << name_of(c);
+    EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c);
   }
   SelectionInput in = input(Collective::kReduceScatter, 1 << 20, 8);
   in.spans_hosts = true;
-  EXPECT_EQ(choose_algorithm(in), "ring");
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRing);
 }
 
 TEST(Selector, AForcedNameWinsAndTheFallbackIgnoresIt) {
   SelectionInput in = input(Collective::kAllReduce, 8, 2);
   in.single_host = true;
   in.forced = "ring";
-  EXPECT_EQ(choose_algorithm(in), "ring");
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRing);
   in.forced = "shm";
-  EXPECT_EQ(choose_without_shared_memory(in), "recursive_doubling");
+  EXPECT_EQ(choose_without_shared_memory(in), Algorithm::kRecursiveDoubling);
   in.forced = "no_such";
-  EXPECT_THROW(choose_algorithm(in), Error);
+  try {
+    choose_algorithm(in);
+    FAIL() << "no error for an unknown algorithm";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "all_reduce has no algorithm 'no_such' (valid: ring, recursive_doubling, "
+              "rabenseifner, naive, shm, hierarchical)");
+  }
+}
+
+TEST(Selector, EveryAlgorithmIsFoundByItsName) {
+  for (Collective c :
+       {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce, Collective::kAllGather,
+        Collective::kGather, Collective::kScatter, Collective::kReduceScatter,
+        Collective::kAllToAll, Collective::kBarrier, Collective::kScan}) {
+    for (Algorithm algorithm : algorithms_of(c)) {
+      SelectionInput in = input(c, 64, 4);
+      in.forced = name_of(algorithm);
+      EXPECT_EQ(choose_algorithm(in), algorithm) << name_of(c) << " " << name_of(algorithm);
+    }
+  }
 }
 
 TEST(Selector, WeftAlgoCanAskForSharedMemory) {
   setenv("WEFT_ALGO", "all_reduce=shm,broadcast=binomial", 1);
   SelectionInput in = input(Collective::kAllReduce, 1 << 20, 3);
-  EXPECT_EQ(choose_algorithm(in), "shm");
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kShm);
   in.collective = Collective::kBroadcast;
   in.single_host = true;
-  EXPECT_EQ(choose_algorithm(in), "binomial");
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kBinomial);
+  setenv("WEFT_ALGO", "all_reduce=no_such", 1);
+  in.collective = Collective::kAllReduce;
+  try {
+    choose_algorithm(in);
+    FAIL() << "no error for an unknown algorithm in WEFT_ALGO";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("WEFT_ALGO='all_reduce=no_such': all_reduce has no algorithm "
+                               "'no_such'"),
+              std::string::npos)
+        << e.message();
+  }
   unsetenv("WEFT_ALGO");
 }
 

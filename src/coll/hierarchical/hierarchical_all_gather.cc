@@ -26,18 +26,19 @@ void hierarchical_all_gather(CollectiveCall& call, const void* input, void* outp
   std::vector<std::size_t> local_counts;
   for (int member : layout.members[my_host]) local_counts.push_back(byte_counts[member]);
   CollectiveCall on_host = call.on(*groups.local);
-  run_all_gather("shm", on_host, input, by_host.data() + host_offsets[my_host], local_counts);
+  run_all_gather(Algorithm::kShm, on_host, input, by_host.data() + host_offsets[my_host],
+                 local_counts);
   if (groups.leaders) {
     bool equal = std::all_of(host_bytes.begin(), host_bytes.end(),
                              [&](std::size_t b) { return b == host_bytes[0]; });
     CollectiveCall across = call.on(*groups.leaders);
-    std::string algorithm = choose_without_shared_memory(
+    Algorithm algorithm = choose_without_shared_memory(
         SelectionInput{Collective::kAllGather, total, groups.leaders->size(), equal});
     run_all_gather(algorithm, across, by_host.data() + host_offsets[my_host], by_host.data(),
                    host_bytes);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);
-  run_broadcast("shm", spread_on_host, by_host.data(), total, /*root=*/0);
+  run_broadcast(Algorithm::kShm, spread_on_host, by_host.data(), total, /*root=*/0);
 
   std::vector<std::size_t> rank_offsets(byte_counts.size(), 0);
   for (std::size_t r = 1; r < byte_counts.size(); ++r) {

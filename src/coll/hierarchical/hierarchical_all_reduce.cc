@@ -9,15 +9,15 @@ void hierarchical_all_reduce(CollectiveCall& call, void* data, std::size_t count
   core::HostGroups& groups = call.communicator().host_groups();
   const std::size_t bytes = count * size_of(dtype);
   CollectiveCall gather_on_host = call.on(*groups.local);
-  run_reduce("shm", gather_on_host, data, count, dtype, op, /*root=*/0);
+  run_reduce(Algorithm::kShm, gather_on_host, data, count, dtype, op, /*root=*/0);
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
-    std::string algorithm = choose_without_shared_memory(
+    Algorithm algorithm = choose_without_shared_memory(
         SelectionInput{Collective::kAllReduce, bytes, groups.leaders->size()});
     run_all_reduce(algorithm, across, data, count, dtype, op);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);
-  run_broadcast("shm", spread_on_host, data, bytes, /*root=*/0);
+  run_broadcast(Algorithm::kShm, spread_on_host, data, bytes, /*root=*/0);
 }
 
 }  // namespace weft::coll

@@ -16,17 +16,17 @@ void hierarchical_broadcast(CollectiveCall& call, void* data, std::size_t bytes,
     int local_root =
         static_cast<int>(std::find(members.begin(), members.end(), root) - members.begin());
     CollectiveCall from_root = call.on(*groups.local);
-    run_broadcast("shm", from_root, data, bytes, local_root);
+    run_broadcast(Algorithm::kShm, from_root, data, bytes, local_root);
   }
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
-    std::string algorithm = choose_without_shared_memory(
+    Algorithm algorithm = choose_without_shared_memory(
         SelectionInput{Collective::kBroadcast, bytes, groups.leaders->size()});
     run_broadcast(algorithm, across, data, bytes, root_host);  // leaders rank by host
   }
   if (!on_root_host) {
     CollectiveCall from_leader = call.on(*groups.local);
-    run_broadcast("shm", from_leader, data, bytes, /*root=*/0);
+    run_broadcast(Algorithm::kShm, from_leader, data, bytes, /*root=*/0);
   }
 }
 

@@ -24,10 +24,10 @@ void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DT
     partial = scratch.data();
   }
   CollectiveCall on_host = call.on(*groups.local);
-  run_reduce("shm", on_host, partial, count, dtype, op, /*root=*/0);
+  run_reduce(Algorithm::kShm, on_host, partial, count, dtype, op, /*root=*/0);
   if (leader) {
     CollectiveCall across = call.on(*groups.leaders);
-    std::string algorithm = choose_without_shared_memory(
+    Algorithm algorithm = choose_without_shared_memory(
         SelectionInput{Collective::kReduce, bytes, groups.leaders->size()});
     run_reduce(algorithm, across, partial, count, dtype, op, root_host);
   }
