@@ -486,9 +486,13 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
       // below makes safe.
       eager_checked_ = reused;
     } else {
-      // I only wrote: every member must be done with my line before I reuse it.
-      auto line_round = [&](int m) -> std::atomic<uint32_t>& { return eager_line(m, call).round; };
-      if (!wait_for_everyone(line_round, reused, deadline, interrupted, &result)) return result;
+      // I only wrote: every member must be done with my line before I reuse it. Waiting until
+      // they are done with half the ring, not just this line, spares the next half-ring of
+      // calls the wait: a writer that outruns its readers would otherwise wait at every call,
+      // each time for a line that a reader is about to write, and both would pay for it.
+      uint32_t freed = call - kEagerDepth / 2;
+      auto line_round = [&](int m) -> std::atomic<uint32_t>& { return eager_line(m, freed).round; };
+      if (!wait_for_everyone(line_round, freed, deadline, interrupted, &result)) return result;
       // Compared in batches (a comparison reads a line its owner wrote, a cache miss, and
       // misses in a row overlap), and before my line of call `reused` is marked as being
       // reused (see the top of the file).

@@ -29,10 +29,11 @@
 // that only write do not wait for the ones that read. Each member has a ring of kEagerDepth
 // lines (round word, stamp, data), one per eager call, numbered by a counter that every member
 // advances at its eager calls. In eager call n a member
-//   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose line call n reuses, waits
-//      until every member has finished that call and compares their stamps of the calls since
-//      the last comparison with its own (in a batch: each is a cache miss, and misses in a row
-//      overlap);
+//   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose line call n reuses, and
+//      its last comparison did not cover that call, waits until every member has finished call
+//      n - kEagerDepth / 2 (half the ring, so that the next calls need no wait) and compares
+//      their stamps of the calls since the last comparison with its own (in a batch: each is a
+//      cache miss, and misses in a row overlap);
 //   2. writes its data into its line (a writer), or waits for the writer's line of call n and
 //      checks its stamp (a reader: a mismatch is caught at once, on the reader);
 //   3. end_eager(): publishes its stamp and round n — after it finished reading.
