@@ -394,6 +394,7 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   check_op(*comm, "reduce_scatter", output.dtype(), op);
   check_list_size(*comm, "reduce_scatter", "the input list", inputs.size());
   std::vector<std::size_t> counts;
+  counts.reserve(inputs.size());
   std::size_t total = 0;
   for (const ConstBufferView& input : inputs) {
     api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "an input");
@@ -417,8 +418,8 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
        static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
-      [inputs = std::move(inputs), counts = std::move(counts), algorithm = std::move(algorithm),
-       output, op, dtype, total, contiguous, size](coll::CollectiveCall& call) {
+      [inputs = std::move(inputs), counts = std::move(counts), algorithm, output, op, dtype, total,
+       contiguous, size](coll::CollectiveCall& call) {
         // The algorithm reads the contributions as one block and never writes them: use the
         // caller's memory when it already is one block, else pack (and scale) a copy.
         Bytes contributions;
@@ -444,6 +445,7 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
 static std::vector<ConstBufferView> split_blocks(ConstBufferView input, int size) {
   std::size_t block = size > 0 ? input.count() / size : 0;
   std::vector<ConstBufferView> blocks;
+  blocks.reserve(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) {
     blocks.emplace_back(
         static_cast<const uint8_t*>(input.data()) + r * block * size_of(input.dtype()), block,
@@ -517,15 +519,20 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
     for (auto& count : *list) count *= element;
   }
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
+  auto send_offsets = prefix_offsets(sends);
+  auto recv_offsets = prefix_offsets(recvs);
   return api::launch(
       comm,
       {"all_to_all",
        // Per-peer counts legitimately differ by rank: only even calls carry a count.
        signature_of(core::OpKind::kAllToAll, input.dtype(), even ? input.count() : 0),
        static_cast<int64_t>(input.bytes()), options.segment_bytes},
-      [=](coll::CollectiveCall& call) {
-        coll::run_all_to_all(algorithm, call, input.data(), sends, prefix_offsets(sends),
-                             output.data(), recvs, prefix_offsets(recvs));
+      // Moved, not copied: a copy allocates, a visible part of a small call's cost.
+      [sends = std::move(sends), recvs = std::move(recvs), send_offsets = std::move(send_offsets),
+       recv_offsets = std::move(recv_offsets), algorithm, input,
+       output](coll::CollectiveCall& call) {
+        coll::run_all_to_all(algorithm, call, input.data(), sends, send_offsets, output.data(),
+                             recvs, recv_offsets);
       },
       async);
 }

@@ -403,7 +403,10 @@ void check_all_to_all_case(ProcessGroup& group, AllToAllFn all_to_all, const cha
     auto block = data_of(seed, peer * p + rank, recv_bytes[peer]);
     std::copy(block.begin(), block.end(), want.begin() + recv_offsets[peer]);
   }
-  auto call = make_call(group, name, OpKind::kAllToAll, DType::kUInt8, m, ReduceOp::kSum, -1,
+  // As the API signs it: an even call carries its count (which its members then agree on),
+  // an uneven one 0.
+  const std::size_t count = variant == 0 ? m * static_cast<std::size_t>(p) : 0;
+  auto call = make_call(group, name, OpKind::kAllToAll, DType::kUInt8, count, ReduceOp::kSum, -1,
                         segment_bytes);
   uint8_t* out = in_place ? input.data() : output.data();
   all_to_all(call, input.data(), send_bytes, send_offsets, out, recv_bytes, recv_offsets);
@@ -438,6 +441,22 @@ TEST(MovingAlgorithms, SharedMemoryAllToAllWithAnySplits) {
   // under a loaded CI (8 threads on 2 cores, each round a turn of the scheduler) outlasted the
   // watchdog.
   check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 4096);
+}
+
+TEST(MovingAlgorithms, SharedMemoryAllToAllTinyInPlace) {
+  // Even calls this small take one round in the arrival lines; in place, a member's output
+  // overwrites its input while the others still read what it sent.
+  for (int world : kWorlds) {
+    run_ranks(world, [&](ProcessGroup& group) {
+      int seed = 200;
+      for (std::size_t m : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+        for (bool all : {false, true}) {
+          check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 1u << 20, ++seed, m,
+                                0, /*in_place=*/all || group.rank() == 0);
+        }
+      }
+    });
+  }
 }
 
 // Around and above the size from which members read their pieces straight from the senders'

@@ -25,7 +25,7 @@ class MemberList {
 
  private:
   static constexpr int kOnStack = 16;
-  T stack_[kOnStack];
+  T stack_[kOnStack] = {};
   std::vector<T> heap_;
   T* items_;
 };

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "coll/shm/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "util/stream_copy.h"
 
@@ -11,7 +12,7 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
   const int p = call.size();
   const int me = call.rank();
   auto* out = static_cast<uint8_t*>(output);
-  std::vector<std::size_t> offsets(p, 0);
+  MemberList<std::size_t> offsets(p, 0);
   for (int m = 1; m < p; ++m) offsets[m] = offsets[m - 1] + byte_counts[m - 1];
   const auto* mine = static_cast<const uint8_t*>(input);
   // In place when the input already is this member's block of the output.
@@ -26,15 +27,19 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
     return std::min(piece, byte_counts[m] - std::min(byte_counts[m], k * piece));
   };
   const std::size_t total = offsets[p - 1] + byte_counts[p - 1];
+  // Blocks this small ride in the arrival lines (every member derives that from the same sizes).
+  const bool tiny = largest <= call.inline_bytes();
   for (std::size_t k = 0; k < rounds; ++k) {
     if (std::size_t n = length_of(me, k)) {
-      std::memcpy(call.round_slot(), out + offsets[me] + k * piece, n);
+      std::memcpy(tiny ? call.round_slot(largest) : call.round_slot(),
+                  out + offsets[me] + k * piece, n);
     }
     call.finish_round();
     for (int m = 0; m < p; ++m) {
       std::size_t n = length_of(m, k);
-      if (m != me && n)
-        util::copy_into_output(out + offsets[m] + k * piece, call.member_slot(m), n, total);
+      if (m == me || !n) continue;
+      const uint8_t* theirs = tiny ? call.member_slot(m, largest) : call.member_slot(m);
+      util::copy_into_output(out + offsets[m] + k * piece, theirs, n, total);
     }
   }
 }

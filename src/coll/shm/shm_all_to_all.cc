@@ -124,15 +124,33 @@ void read_directly(CollectiveCall& call, const Header& header, uint8_t* out,
   if (failed) std::rethrow_exception(failed);
 }
 
+// An even call (every member sends `piece` bytes to each; its stamp carries the count, so all
+// agree) small enough for the arrival lines: one round, no header. In place too: my line keeps
+// my input while my output is written.
+void inline_round(CollectiveCall& call, const uint8_t* in, std::size_t piece,
+                  const std::vector<std::size_t>& send_offsets, uint8_t* out,
+                  const std::vector<std::size_t>& recv_offsets) {
+  const int p = call.size();
+  const std::size_t total = piece * static_cast<std::size_t>(p);
+  uint8_t* line = call.round_slot(total);
+  for (int d = 0; d < p; ++d) std::memcpy(line + d * piece, in + send_offsets[d], piece);
+  call.finish_round();
+  const std::size_t mine = static_cast<std::size_t>(call.rank()) * piece;
+  for (int s = 0; s < p; ++s) {
+    std::memcpy(out + recv_offsets[s], call.member_slot(s, total) + mine, piece);
+  }
+}
+
 }  // namespace
 
-// Round 0 carries every member's header (above). Then either each member reads its pieces
-// straight from the senders' buffers (read_directly), or the data goes through the slots: in
-// round k, after the header in round 0, region d of a member's slot holds piece k of what it
-// sends to d. Split sizes differ by member, so the number of rounds and the path are agreed
-// from what all published in round 0. A member that may read directly and has large pieces
-// leaves round 0 without data; should the group then copy through the slots after all (some
-// member cannot read directly), everyone starts its data in round 1.
+// An even call of at most inline_bytes() in all takes one round in the arrival lines
+// (inline_round). Otherwise round 0 carries every member's header (above). Then either each member
+// reads its pieces straight from the senders' buffers (read_directly), or the data goes through the
+// slots: in round k, after the header in round 0, region d of a member's slot holds piece k of what
+// it sends to d. Split sizes differ by member, so the number of rounds and the path are agreed from
+// what all published in round 0. A member that may read directly and has large pieces leaves round
+// 0 without data; should the group then copy through the slots after all (some member cannot read
+// directly), everyone starts its data in round 1.
 void shm_all_to_all(CollectiveCall& call, const void* input,
                     const std::vector<std::size_t>& send_bytes,
                     const std::vector<std::size_t>& send_offsets, void* output,
@@ -145,6 +163,10 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   if (p == 1) {
     if (send_bytes[0]) std::memmove(out + recv_offsets[0], in + send_offsets[0], send_bytes[0]);
     return;
+  }
+  const std::size_t piece = send_bytes[0];
+  if (call.signature().count != 0 && piece * p <= call.inline_bytes()) {
+    return inline_round(call, in, piece, send_offsets, out, recv_offsets);
   }
   const Header header(p);
   const std::size_t budget = call.round_bytes();
