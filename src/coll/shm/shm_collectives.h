@@ -21,7 +21,8 @@
 //   writers (a broadcast's root, a reduce's non-roots) write their line and return; the
 //   readers wait for it. A loop of them pipelines up to 64 calls deep.
 // - broadcast: ceil(n / R) rounds; the root copies in, the others copy out.
-// - all_gather: ceil(max block / R) rounds; each copies its block in and every other out.
+// - all_gather: ceil(max block / R) rounds; each copies its block in and every other out
+//   (blocks of at most 16 bytes: in the arrival lines).
 // - reduce_scatter: ceil(max block / (R/p)) rounds; each member copies its p pieces in and
 //   reduces its own block from all slots (at most 16 bytes in all: in the arrival lines).
 // - Outputs of 8 MiB and more (broadcast, all_gather) are written with streaming stores
@@ -31,7 +32,9 @@
 //   place). From 32 KiB pieces (512 KiB when the members outnumber the cores), when every
 //   member may read the others' memory: 2 rounds, each member reads its pieces straight from
 //   the senders' buffers (one copy). (The same for all_gather was measured slower than the
-//   slots here, and is not used.)
+//   slots here, and is not used.) An even call of at most 16 bytes in all: 1 round in the
+//   arrival lines, no header. Even means the call's signature carries a count; an uneven one
+//   must carry 0 (as the API signs them), so that all members choose alike.
 // - barrier: 1 round.
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,
