@@ -223,14 +223,18 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
        static_cast<int64_t>(output.bytes()), options.segment_bytes},
-      [=](coll::CollectiveCall& call) {
-        const uint8_t* mine =
-            static_cast<const uint8_t*>(output.data()) + call.rank() * input.bytes();
-        if (input.data() == mine || input.bytes() == 0) {
-          coll::run_all_gather(algorithm, call, input.data(), output.data(), byte_counts);
+      [=, byte_counts = std::move(byte_counts)](coll::CollectiveCall& call) {
+        const auto* in = static_cast<const uint8_t*>(input.data());
+        auto* out = static_cast<uint8_t*>(output.data());
+        uint8_t* mine = out + call.rank() * input.bytes();
+        // The algorithms take an input apart from the output, or exactly at my block; one that
+        // overlaps the output otherwise is put in place first.
+        const bool apart = in + input.bytes() <= out || out + output.bytes() <= in;
+        if (in == mine || input.bytes() == 0 || apart) {
+          coll::run_all_gather(algorithm, call, in, out, byte_counts);
         } else {
-          copy_bytes(const_cast<uint8_t*>(mine), input.data(), input.bytes());
-          coll::run_all_gather(algorithm, call, mine, output.data(), byte_counts);
+          copy_bytes(mine, in, input.bytes());
+          coll::run_all_gather(algorithm, call, mine, out, byte_counts);
         }
       },
       async);

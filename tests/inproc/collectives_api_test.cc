@@ -89,8 +89,7 @@ TEST_P(Collectives, AllReduceEveryDtypeOpAndAlgorithm) {
 TEST_P(Collectives, AllReduceEdgeCountsAndSegments) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
-    for (std::string algorithm :
-         {"ring", "recursive_doubling", "rabenseifner", "naive", "shm"}) {
+    for (std::string algorithm : {"ring", "recursive_doubling", "rabenseifner", "naive", "shm"}) {
       for (std::size_t count : counts_for(world)) {
         for (std::size_t segment : {std::size_t(0), std::size_t(64)}) {
           Bytes data = filled(DType::kInt32, count, [&](std::size_t i) {
@@ -170,6 +169,13 @@ TEST_P(Collectives, AllGatherIntoTensorListUnevenAndInPlace) {
         group.all_gather(ConstBufferView(in_place.data() + me * count, count, DType::kInt32),
                          BufferView(in_place), {algorithm, 0});
         EXPECT_EQ(in_place, all);
+        // An input inside the output but not at my slice (the output's first slice), which the
+        // gathered blocks overwrite.
+        std::vector<int32_t> inside(count * world, -1);
+        std::copy(mine.begin(), mine.end(), inside.begin());
+        group.all_gather(ConstBufferView(inside.data(), count, DType::kInt32), BufferView(inside),
+                         {algorithm, 64});
+        EXPECT_EQ(inside, all);
       }
     }
     // Uneven: rank r contributes r + 1 elements (rank 0 contributes none when world > 1).

@@ -14,32 +14,39 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
   auto* out = static_cast<uint8_t*>(output);
   MemberList<std::size_t> offsets(p, 0);
   for (int m = 1; m < p; ++m) offsets[m] = offsets[m - 1] + byte_counts[m - 1];
+  const std::size_t total = offsets[p - 1] + byte_counts[p - 1];
   const auto* mine = static_cast<const uint8_t*>(input);
-  // In place when the input already is this member's block of the output.
-  if (mine != out + offsets[me] && byte_counts[me]) {
+  // In place when the input already is this member's block of the output. Otherwise my block
+  // is copied piece by piece while the others arrive, from the input, which each piece was just
+  // read from to fill my slot — unless the input lies in the output, which the rounds change.
+  bool copy_mine = mine != out + offsets[me] && byte_counts[me];
+  if (copy_mine && (p == 1 || (mine < out + total && out < mine + byte_counts[me]))) {
     std::memmove(out + offsets[me], mine, byte_counts[me]);
+    copy_mine = false;
   }
   if (p == 1) return;
+  const uint8_t* source = copy_mine ? mine : out + offsets[me];
   const std::size_t piece = call.round_bytes();
   const std::size_t largest = *std::max_element(byte_counts.begin(), byte_counts.end());
   const std::size_t rounds = std::max<std::size_t>(1, (largest + piece - 1) / piece);
   auto length_of = [&](int m, std::size_t k) {
     return std::min(piece, byte_counts[m] - std::min(byte_counts[m], k * piece));
   };
-  const std::size_t total = offsets[p - 1] + byte_counts[p - 1];
   // Blocks this small ride in the arrival lines (every member derives that from the same sizes).
   const bool tiny = largest <= call.inline_bytes();
   for (std::size_t k = 0; k < rounds; ++k) {
-    if (std::size_t n = length_of(me, k)) {
-      std::memcpy(tiny ? call.round_slot(largest) : call.round_slot(),
-                  out + offsets[me] + k * piece, n);
+    const std::size_t n = length_of(me, k);
+    if (n) std::memcpy(tiny ? call.round_slot(largest) : call.round_slot(), source + k * piece, n);
+    call.arrive_round();
+    if (copy_mine && n) {
+      util::copy_into_output(out + offsets[me] + k * piece, source + k * piece, n, total);
     }
-    call.finish_round();
+    call.wait_round();
     for (int m = 0; m < p; ++m) {
-      std::size_t n = length_of(m, k);
-      if (m == me || !n) continue;
+      const std::size_t length = length_of(m, k);
+      if (m == me || !length) continue;
       const uint8_t* theirs = tiny ? call.member_slot(m, largest) : call.member_slot(m);
-      util::copy_into_output(out + offsets[m] + k * piece, theirs, n, total);
+      util::copy_into_output(out + offsets[m] + k * piece, theirs, length, total);
     }
   }
 }
