@@ -140,7 +140,7 @@ class LocalWindow {
 
   // --- eager rounds (see the top of this file) ---
   static constexpr std::size_t kEagerBytes = 16;
-  static constexpr uint32_t kEagerDepth = 64;
+  static constexpr uint32_t kEagerDepth = 256;
   // Step 1 of an eager call stamped `stamp`. `late` names a member whose stamp of call
   // n - kEagerDepth differed from mine (the caller fails the group); the result says why a
   // wait ended otherwise.

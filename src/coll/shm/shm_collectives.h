@@ -19,7 +19,7 @@
 //   the slots stay in cache.
 // - broadcast and reduce of at most 16 bytes: one eager round (core/local_window.h): the
 //   writers (a broadcast's root, a reduce's non-roots) write their line and return; the
-//   readers wait for it. A loop of them pipelines up to 64 calls deep.
+//   readers wait for it. A loop of them pipelines up to 256 calls deep.
 // - broadcast: ceil(n / R) rounds; the root copies in, the others copy out.
 // - all_gather: ceil(max block / R) rounds; each copies its block in and every other out
 //   (blocks of at most 16 bytes: in the arrival lines).
