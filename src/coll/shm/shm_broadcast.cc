@@ -33,7 +33,10 @@ void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root
     std::size_t offset = k * piece;
     std::size_t length = std::min(piece, bytes - std::min(bytes, offset));
     if (call.rank() == root && length) {
-      std::memcpy(call.round_slot(length), buffer + offset, length);
+      // A large broadcast's slot pieces are streamed in too: the readers hold the slot's lines
+      // from the round before, and taking them back one by one made the root's copy swing
+      // between runs (2 ranks, 16 MiB: median 2.30 against 1.71 ms streamed).
+      util::copy_into_output(call.round_slot(length), buffer + offset, length, bytes);
     }
     call.finish_round();
     if (call.rank() != root && length) {
