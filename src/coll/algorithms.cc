@@ -58,11 +58,16 @@ void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::s
   if (use_window(call, algorithm, Collective::kBroadcast, bytes)) {
     return shm_broadcast(call, data, bytes, root);
   }
-  if (algorithm == Algorithm::kHierarchical) return hierarchical_broadcast(call, data, bytes, root);
-  if (algorithm == Algorithm::kBinomial) return binomial_broadcast(call, data, bytes, root);
-  if (algorithm == Algorithm::kScatterAllgather)
-    return scatter_allgather_broadcast(call, data, bytes, root);
-  unknown("broadcast", algorithm);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_broadcast(call, data, bytes, root);
+    case Algorithm::kBinomial:
+      return binomial_broadcast(call, data, bytes, root);
+    case Algorithm::kScatterAllgather:
+      return scatter_allgather_broadcast(call, data, bytes, root);
+    default:
+      unknown("broadcast", algorithm);
+  }
 }
 
 void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
@@ -70,16 +75,20 @@ void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::
   if (use_window(call, algorithm, Collective::kAllReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op);
   }
-  if (algorithm == Algorithm::kHierarchical)
-    return hierarchical_all_reduce(call, data, count, dtype, op);
-  if (algorithm == Algorithm::kRing) return ring_all_reduce(call, data, count, dtype, op);
-  if (algorithm == Algorithm::kRecursiveDoubling) {
-    return recursive_doubling_all_reduce(call, data, count, dtype, op);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_all_reduce(call, data, count, dtype, op);
+    case Algorithm::kRing:
+      return ring_all_reduce(call, data, count, dtype, op);
+    case Algorithm::kRecursiveDoubling:
+      return recursive_doubling_all_reduce(call, data, count, dtype, op);
+    case Algorithm::kRabenseifner:
+      return rabenseifner_all_reduce(call, data, count, dtype, op);
+    case Algorithm::kNaive:
+      return naive_all_reduce(call, data, count, dtype, op);
+    default:
+      unknown("all_reduce", algorithm);
   }
-  if (algorithm == Algorithm::kRabenseifner)
-    return rabenseifner_all_reduce(call, data, count, dtype, op);
-  if (algorithm == Algorithm::kNaive) return naive_all_reduce(call, data, count, dtype, op);
-  unknown("all_reduce", algorithm);
 }
 
 void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
@@ -87,10 +96,14 @@ void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size
   if (use_window(call, algorithm, Collective::kReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op, root);
   }
-  if (algorithm == Algorithm::kHierarchical)
-    return hierarchical_reduce(call, data, count, dtype, op, root);
-  if (algorithm == Algorithm::kBinomial) return binomial_reduce(call, data, count, dtype, op, root);
-  unknown("reduce", algorithm);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_reduce(call, data, count, dtype, op, root);
+    case Algorithm::kBinomial:
+      return binomial_reduce(call, data, count, dtype, op, root);
+    default:
+      unknown("reduce", algorithm);
+  }
 }
 
 void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
@@ -99,25 +112,28 @@ void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input
                  all_equal(byte_counts))) {
     return shm_all_gather(call, input, output, byte_counts);
   }
-  if (algorithm == Algorithm::kHierarchical)
-    return hierarchical_all_gather(call, input, output, byte_counts);
-  if (algorithm == Algorithm::kRing) return ring_all_gather(call, input, output, byte_counts);
-  if (algorithm == Algorithm::kBruck) return bruck_all_gather(call, input, output, byte_counts);
-  unknown("all_gather", algorithm);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_all_gather(call, input, output, byte_counts);
+    case Algorithm::kRing:
+      return ring_all_gather(call, input, output, byte_counts);
+    case Algorithm::kBruck:
+      return bruck_all_gather(call, input, output, byte_counts);
+    default:
+      unknown("all_gather", algorithm);
+  }
 }
 
 void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                 const std::vector<std::size_t>& byte_counts, int root) {
-  if (algorithm == Algorithm::kBinomial)
-    return binomial_gather(call, input, output, byte_counts, root);
-  unknown("gather", algorithm);
+  if (algorithm != Algorithm::kBinomial) unknown("gather", algorithm);
+  binomial_gather(call, input, output, byte_counts, root);
 }
 
 void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                  const std::vector<std::size_t>& byte_counts, int root) {
-  if (algorithm == Algorithm::kBinomial)
-    return binomial_scatter(call, input, output, byte_counts, root);
-  unknown("scatter", algorithm);
+  if (algorithm != Algorithm::kBinomial) unknown("scatter", algorithm);
+  binomial_scatter(call, input, output, byte_counts, root);
 }
 
 void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
@@ -125,9 +141,8 @@ void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* i
   if (use_window(call, algorithm, Collective::kReduceScatter, sum(counts) * size_of(dtype))) {
     return shm_reduce_scatter(call, input, output, counts, dtype, op);
   }
-  if (algorithm == Algorithm::kRing)
-    return ring_reduce_scatter(call, input, output, counts, dtype, op);
-  unknown("reduce_scatter", algorithm);
+  if (algorithm != Algorithm::kRing) unknown("reduce_scatter", algorithm);
+  ring_reduce_scatter(call, input, output, counts, dtype, op);
 }
 
 void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input,
@@ -138,17 +153,14 @@ void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input
   if (use_window(call, algorithm, Collective::kAllToAll, sum(send_bytes))) {
     return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
   }
-  if (algorithm == Algorithm::kPairwise) {
-    return pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
-                               recv_offsets);
-  }
-  unknown("all_to_all", algorithm);
+  if (algorithm != Algorithm::kPairwise) unknown("all_to_all", algorithm);
+  pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
 }
 
 void run_barrier(Algorithm algorithm, CollectiveCall& call) {
   if (use_window(call, algorithm, Collective::kBarrier, 0)) return shm_barrier(call);
-  if (algorithm == Algorithm::kDissemination) return dissemination_barrier(call);
-  unknown("barrier", algorithm);
+  if (algorithm != Algorithm::kDissemination) unknown("barrier", algorithm);
+  dissemination_barrier(call);
 }
 
 void run_scan(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
