@@ -207,7 +207,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
     mine.pid = static_cast<int32_t>(getpid());
     mine.probe_word = static_cast<uint64_t>(mine.pid);
     mine.probe_address = reinterpret_cast<uintptr_t>(&mine.probe_word);
-    window->control(options.rank).cores = own_cores();
+    mine.cores = own_cores();
   }
   // Every member says whether it is in; everybody uses the window only if all are.
   store.set(options.key_prefix + "ready/" + std::to_string(options.rank),

@@ -141,9 +141,9 @@ class LocalWindow {
   // --- eager rounds (see the top of this file) ---
   static constexpr std::size_t kEagerBytes = 16;
   static constexpr uint32_t kEagerDepth = 256;
-  // Step 1 of an eager call stamped `stamp`. `late` names a member whose stamp of call
-  // n - kEagerDepth differed from mine (the caller fails the group); the result says why a
-  // wait ended otherwise.
+  // Step 1 of an eager call stamped `stamp`. `late` names a member whose stamp of an earlier
+  // eager call, compared when my ring came round, differed from mine (the caller fails the
+  // group); the result says why a wait ended otherwise.
   WaitResult begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
                          const std::function<bool()>& interrupted,
                          std::optional<StampMismatch>* late);
