@@ -9,9 +9,9 @@
 
 namespace weft::util {
 
-void stream_copy(void* to, const void* from, std::size_t bytes) {
+void copy_streaming(void* to, const void* from, std::size_t bytes) {
 #if defined(__x86_64__)
-  if (bytes >= kStreamCopyFrom) {
+  if (bytes >= 64) {
     auto* out = static_cast<uint8_t*>(to);
     const auto* in = static_cast<const uint8_t*>(from);
     // Streaming stores need an aligned destination: copy up to the next cache line first.
@@ -38,6 +38,14 @@ void stream_copy(void* to, const void* from, std::size_t bytes) {
   }
 #endif
   std::memcpy(to, from, bytes);
+}
+
+void stream_copy(void* to, const void* from, std::size_t bytes) {
+  if (bytes >= kStreamCopyFrom) {
+    copy_streaming(to, from, bytes);
+  } else {
+    std::memcpy(to, from, bytes);
+  }
 }
 
 void copy_into_output(void* to, const void* from, std::size_t bytes, std::size_t output_bytes) {

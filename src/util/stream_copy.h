@@ -22,6 +22,11 @@ inline constexpr std::size_t kStreamOutputFrom = 8u << 20;
 // kStreamOutputFrom, with memcpy below.
 void copy_into_output(void* to, const void* from, std::size_t bytes, std::size_t output_bytes);
 
+// memcpy(to, from, bytes) for blocks that do not overlap, with non-temporal stores from the first
+// whole cache line of `to` on, whatever the size (x86-64; memcpy elsewhere), ordered before the
+// function returns.
+void copy_streaming(void* to, const void* from, std::size_t bytes);
+
 // memcpy(to, from, bytes) for blocks that do not overlap; from kStreamCopyFrom bytes on with
 // non-temporal stores where the CPU has them (x86-64), ordered before the function returns.
 void stream_copy(void* to, const void* from, std::size_t bytes);
