@@ -18,6 +18,7 @@ void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
                             launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
   try {
     body(call);
+    call.report_slot_fills();
   } catch (const Error& error) {
     if (error.code() != ErrorCode::kInvalidArgument) {
       comm.fail_collectives(std::make_shared<const Error>(error));

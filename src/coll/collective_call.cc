@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/stream_copy.h"
 #include "weft/error.h"
 
 namespace weft::coll {
@@ -104,6 +105,27 @@ namespace weft::coll {
 CollectiveCall CollectiveCall::on(core::Communicator& group) const {
   return CollectiveCall(group, name_, signature_, group.next_seq(), deadline_.get(),
                         segment_bytes_);
+}
+
+void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,
+                               std::size_t round_piece) {
+  const bool streamed = window_->streams_slot_pieces(round_piece);
+  if (window_->rank() == 0 && round_piece >= largest_fill_) {
+    if (largest_fill_ == 0) first_fill_ = std::chrono::steady_clock::now();
+    largest_fill_ = round_piece;
+    streamed_fill_ = streamed;
+  }
+  if (streamed) {
+    util::copy_streaming(to, from, bytes);
+  } else {
+    std::memcpy(to, from, bytes);
+  }
+}
+
+void CollectiveCall::report_slot_fills() {
+  if (largest_fill_ == 0) return;
+  auto now = std::chrono::steady_clock::now();
+  window_->record_slot_fill(largest_fill_, streamed_fill_, now - first_fill_, now);
 }
 
 core::LocalWindow* CollectiveCall::window() {

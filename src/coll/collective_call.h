@@ -68,6 +68,12 @@ class CollectiveCall {
   // The same for a round of `bytes` bytes, which every member must agree on (derived from the
   // signature): a tiny round's data travels with the arrival (LocalWindow::my_slot).
   uint8_t* round_slot(std::size_t bytes);
+  // Copies `bytes` from `from` into my slot at `to`, with ordinary or streaming stores as the
+  // group now finds faster for rounds in which I write `round_piece` bytes into my slot (pass
+  // the same value for every copy of a round; core/slot_store_policy.h).
+  void fill_slot(uint8_t* to, const void* from, std::size_t bytes, std::size_t round_piece);
+  // Hands this call's time to the slot stores' choice, once the call is done (member 0 only).
+  void report_slot_fills();
   // Arrives, waits for every member, checks that all run this call; throws the group's error.
   void finish_round();
   // finish_round() in two halves, to do work of my own that touches no slot while the others
@@ -116,6 +122,11 @@ class CollectiveCall {
   std::size_t segment_bytes_;
   core::LocalWindow* window_ = nullptr;
   bool window_checked_ = false;
+  // The slot fills of this call, timed on member 0: since the first, the largest round piece,
+  // whether streamed.
+  std::chrono::steady_clock::time_point first_fill_{};
+  std::size_t largest_fill_ = 0;
+  bool streamed_fill_ = false;
 };
 
 }  // namespace weft::coll

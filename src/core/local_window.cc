@@ -83,6 +83,9 @@ struct LocalWindow::Header {
   std::atomic<uint32_t> poisoned;  // 0, or 1 + the rank that poisoned it first
   uint32_t code;                   // its ErrorCode
   char reason[kReasonBytes];
+  // SlotStorePolicy's choices, written by member 0 now and then and read at every slot fill:
+  // a line of its own, apart from the words every eager call reads.
+  alignas(64) std::atomic<uint32_t> streamed_classes;
 };
 
 // What a member publishes for the rounds of one parity, in one cache line: the others learn
@@ -111,7 +114,8 @@ struct alignas(64) LocalWindow::Control {
 };
 
 LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
-                         std::size_t slot_bytes, int64_t spin_us, bool member_reads)
+                         std::size_t slot_bytes, int64_t spin_us, bool member_reads,
+                         SlotStores slot_stores)
     : segment_(std::move(segment)),
       rank_(rank),
       members_(members),
@@ -120,7 +124,8 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       member_reads_allowed_(member_reads),
       fixed_spin_(spin_us >= 0),
-      spin_us_(spin_us) {}
+      spin_us_(spin_us),
+      slot_stores_(&header().streamed_classes, rank == 0, slot_stores) {}
 
 void LocalWindow::choose_spin() {
   // Count the cores of all members together: a launcher that binds each rank to its own core
@@ -131,6 +136,7 @@ void LocalWindow::choose_spin() {
   outnumbered_ = members_ > std::max(1, CPU_COUNT(&all));
   max_spin_us_ = outnumbered_ ? kMaxOversubscribedSpinUs : kMaxSpinUs;
   if (!fixed_spin_) spin_us_ = outnumbered_ ? kInitialOversubscribedSpinUs : kInitialSpinUs;
+  if (outnumbered_) slot_stores_.keep_ordinary_stores();
 }
 
 LocalWindow::~LocalWindow() {
@@ -216,7 +222,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   std::unique_ptr<LocalWindow> window;
   if (problem.empty()) {
     window.reset(new LocalWindow(std::move(segment), options.rank, options.members, slot_bytes,
-                                 options.spin_us, options.member_reads));
+                                 options.spin_us, options.member_reads, options.slot_stores));
     Control& mine = window->control(options.rank);
     mine.pid = static_cast<int32_t>(getpid());
     mine.probe_word = static_cast<uint64_t>(mine.pid);

@@ -62,6 +62,7 @@
 #include <string>
 #include <vector>
 
+#include "core/slot_store_policy.h"
 #include "transport/frame_header.h"
 #include "transport/shm/process_watch.h"
 #include "transport/shm/shared_segment.h"
@@ -82,6 +83,8 @@ struct LocalWindowOptions {
   int64_t spin_us = -1;  // < 0: adaptive
   // Whether members may copy straight out of each other's memory (WEFT_SHM_SINGLE_COPY).
   bool member_reads = true;
+  // How members write their slots (WEFT_SHM_SLOT_STORES; see SlotStorePolicy).
+  SlotStores slot_stores = SlotStores::kAdaptive;
 };
 
 enum class WaitOutcome { kArrived, kTimeout, kMemberExited, kMemberLeft, kPoisoned, kInterrupted };
@@ -134,6 +137,16 @@ class LocalWindow {
   WaitResult wait_all(util::LazyDeadline& deadline, const std::function<bool()>& interrupted);
   const uint8_t* slot(int member) const;
   const uint8_t* slot(int member, std::size_t bytes) const;
+  // Whether a slot piece of `piece_bytes` is written with streaming stores now (SlotStorePolicy).
+  bool streams_slot_pieces(std::size_t piece_bytes) const {
+    return slot_stores_.streams(piece_bytes);
+  }
+  // One call's timing for the slot stores' choice (counts on member 0 only): its largest slot
+  // piece, whether it streamed, how long it took.
+  void record_slot_fill(std::size_t piece_bytes, bool streamed, std::chrono::nanoseconds took,
+                        std::chrono::steady_clock::time_point now) {
+    slot_stores_.record(piece_bytes, streamed, took, now);
+  }
   // A member that published another stamp than mine in the round just completed, or in one of
   // the eager calls made since the round before it (those only their writers have checked).
   StampMismatch find_other_stamp();
@@ -178,7 +191,7 @@ class LocalWindow {
   struct Control;
 
   LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
-              int64_t spin_us, bool member_reads);
+              int64_t spin_us, bool member_reads, SlotStores slot_stores);
   Header& header() const;
   Control& control(int member) const;
   uint8_t* slot_of(int member, uint32_t round) const;
@@ -229,6 +242,8 @@ class LocalWindow {
   bool outnumbered_ = false;  // more members than cores: spin by yielding, never by pausing
   int64_t max_spin_us_ = 0;
   int64_t spin_us_;
+
+  SlotStorePolicy slot_stores_;
 };
 
 }  // namespace weft::core

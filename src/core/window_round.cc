@@ -25,6 +25,10 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
   options.deadline = deadline;
   options.spin_us = world_->configured_spin_us();
   options.member_reads = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
+  const std::string stores = util::setting_choice("WEFT_SHM_SLOT_STORES");
+  options.slot_stores = stores == "ordinary"    ? SlotStores::kOrdinary
+                        : stores == "streaming" ? SlotStores::kStreaming
+                                                : SlotStores::kAdaptive;
   window_ = LocalWindow::open(options);
   open_window_.store(window_.get(), std::memory_order_release);
   return window_.get();

@@ -31,6 +31,11 @@ const std::vector<SettingSpec>& all_settings() {
        "Large messages between ranks of one host. auto: the receiver reads them straight from "
        "the sender's memory (process_vm_readv) where the kernel allows it, else they are copied "
        "through shared memory; off: always copied through shared memory."},
+      {"WEFT_SHM_SLOT_STORES", SettingType::kChoice, "auto", "auto|ordinary|streaming",
+       "How same-host collectives write their pieces into the group's shared memory. auto: "
+       "group rank 0 times calls both ways now and then and the group uses the faster, by "
+       "piece size (which is faster depends on whether the ranks' cores share a cache); "
+       "ordinary or streaming (non-temporal) stores: always that way."},
       {"WEFT_HOST_ID", SettingType::kString, "", "",
        "This process's host identity, as ranks compare it to find who shares a host. Empty: "
        "hostname, boot id and network namespace. Set it to make ranks of one machine act as "

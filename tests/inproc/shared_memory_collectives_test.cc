@@ -52,12 +52,13 @@ TEST(SharedMemoryCollectives, ConcurrentGroupsOnEveryRankStayApart) {
   });
 }
 
-TEST(SharedMemoryCollectives, EveryCollectiveBackToBackAtOddSizes) {
+void check_every_collective_back_to_back() {
   for (int world : {2, 3, 5}) {
     run_ranks(world, [world](ProcessGroup& group) {
       const int me = group.rank();
+      // 1'103 floats: slot pieces just over 4 KiB with a tail that is not a whole cache line.
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(world + 1),
-                                std::size_t{70'001}}) {
+                                std::size_t{1'103}, std::size_t{70'001}}) {
         std::vector<float> data = contribution(me, count);
         group.all_reduce(data);
         for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(data[i], expected_sum(world, i));
@@ -98,6 +99,24 @@ TEST(SharedMemoryCollectives, EveryCollectiveBackToBackAtOddSizes) {
       }
     });
   }
+}
+
+TEST(SharedMemoryCollectives, EveryCollectiveBackToBackAtOddSizes) {
+  check_every_collective_back_to_back();
+}
+
+// Both kinds of slot stores that the group may choose between (read when a group makes its
+// window), each forced.
+TEST(SharedMemoryCollectives, EveryCollectiveWithStreamingSlotStores) {
+  setenv("WEFT_SHM_SLOT_STORES", "streaming", 1);
+  check_every_collective_back_to_back();
+  unsetenv("WEFT_SHM_SLOT_STORES");
+}
+
+TEST(SharedMemoryCollectives, EveryCollectiveWithOrdinarySlotStores) {
+  setenv("WEFT_SHM_SLOT_STORES", "ordinary", 1);
+  check_every_collective_back_to_back();
+  unsetenv("WEFT_SHM_SLOT_STORES");
 }
 
 TEST(SharedMemoryCollectives, AMemberThatNeverComesIsATimeoutNamingIt) {

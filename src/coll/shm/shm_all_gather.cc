@@ -36,7 +36,8 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
   const bool tiny = largest <= call.inline_bytes();
   for (std::size_t k = 0; k < rounds; ++k) {
     const std::size_t n = length_of(me, k);
-    if (n) std::memcpy(tiny ? call.round_slot(largest) : call.round_slot(), source + k * piece, n);
+    if (n && tiny) std::memcpy(call.round_slot(largest), source + k * piece, n);
+    if (n && !tiny) call.fill_slot(call.round_slot(), source + k * piece, n, n);
     call.arrive_round();
     if (copy_mine && n) {
       util::copy_into_output(out + offsets[me] + k * piece, source + k * piece, n, total);

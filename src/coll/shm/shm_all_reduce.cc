@@ -25,7 +25,7 @@ std::size_t share_begin(std::size_t n, int m, int p) { return n * m / p; }
 void one_round(CollectiveCall& call, uint8_t* data, std::size_t count, DType dtype, ReduceOp op,
                int root) {
   std::size_t bytes = count * size_of(dtype);
-  if (bytes) std::memcpy(call.round_slot(bytes), data, bytes);
+  if (bytes) call.fill_slot(call.round_slot(bytes), data, bytes, bytes);
   call.finish_round();
   if (root >= 0 && call.rank() != root) return;
   MemberList<const void*> inputs(call.size());
@@ -80,8 +80,10 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
       std::size_t n = piece_length(k);
       const uint8_t* in = data + k * piece * element;
       std::size_t mine_begin = share_begin(n, me, p), mine_end = share_begin(n, me + 1, p);
-      std::memcpy(slot, in, mine_begin * element);
-      std::memcpy(slot + mine_end * element, in + mine_end * element, (n - mine_end) * element);
+      const std::size_t written = (n - (mine_end - mine_begin)) * element;
+      call.fill_slot(slot, in, mine_begin * element, written);
+      call.fill_slot(slot + mine_end * element, in + mine_end * element, (n - mine_end) * element,
+                     written);
     }
     call.finish_round();
     if (k == 0 || (root >= 0 && me != root)) continue;

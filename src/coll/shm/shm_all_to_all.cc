@@ -187,10 +187,15 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
     return std::min(region, total - std::min(total, k * region));
   };
   auto copy_in = [&](uint8_t* slot, std::size_t k) {
+    std::size_t written = 0;
+    for (int d = 0; d < p; ++d) {
+      if (d != me || in_place) written += piece_of(send_bytes[d], k);
+    }
     for (int d = 0; d < p; ++d) {
       if (d == me && !in_place) continue;
       if (std::size_t n = piece_of(send_bytes[d], k)) {
-        std::memcpy(slot + header.bytes() + d * region, in + send_offsets[d] + k * region, n);
+        call.fill_slot(slot + header.bytes() + d * region, in + send_offsets[d] + k * region, n,
+                       written);
       }
     }
   };

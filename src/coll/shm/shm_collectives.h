@@ -27,6 +27,9 @@
 //   reduces its own block from all slots (at most 16 bytes in all: in the arrival lines).
 // - Outputs of 8 MiB and more (broadcast, all_gather) are written with streaming stores
 //   (util/stream_copy.h).
+// - Every copy into my slot goes through CollectiveCall::fill_slot: ordinary or streaming
+//   stores, whichever the group now finds faster for pieces of that size
+//   (core/slot_store_policy.h).
 // - all_to_all (any split sizes): ceil(max send / (R/p)) rounds, agreed in the first round;
 //   each member copies the others' p-1 pieces in and out, its own straight across (unless in
 //   place). From 32 KiB pieces (512 KiB when the members outnumber the cores), when every

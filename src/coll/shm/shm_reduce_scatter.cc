@@ -58,10 +58,12 @@ void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
   MemberList<const void*> sources(p);
   for (std::size_t k = 0; k < rounds; ++k) {
     uint8_t* slot = call.round_slot();
+    std::size_t written = 0;
+    for (int b = 0; b < p; ++b) written += length_of(b, k) * element;
     for (int b = 0; b < p; ++b) {
       if (std::size_t n = length_of(b, k)) {
-        std::memcpy(slot + b * region * element, in + (offsets[b] + k * region) * element,
-                    n * element);
+        call.fill_slot(slot + b * region * element, in + (offsets[b] + k * region) * element,
+                       n * element, written);
       }
     }
     call.finish_round();

@@ -1,0 +1,84 @@
+#include "core/slot_store_policy.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace weft::core {
+
+SlotStorePolicy::SlotStorePolicy(std::atomic<uint32_t>* published, bool leader, SlotStores setting)
+    : published_(published), leader_(leader), setting_(setting) {}
+
+int SlotStorePolicy::class_of(std::size_t piece_bytes) {
+  int log2 = std::bit_width(std::max(piece_bytes, kFromBytes)) - 1;
+  return std::min(log2 - std::countr_zero(kFromBytes), kClasses - 1);
+}
+
+void SlotStorePolicy::keep_ordinary_stores() {
+  if (setting_ == SlotStores::kAdaptive) setting_ = SlotStores::kOrdinary;
+}
+
+bool SlotStorePolicy::streams(std::size_t piece_bytes) const {
+  if (piece_bytes < kFromBytes) return false;
+  switch (setting_) {
+    case SlotStores::kOrdinary:
+      return false;
+    case SlotStores::kStreaming:
+      return true;
+    case SlotStores::kAdaptive:
+      break;
+  }
+  return (published_->load(std::memory_order_relaxed) >> class_of(piece_bytes)) & 1;
+}
+
+void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::chrono::nanoseconds took,
+                             std::chrono::steady_clock::time_point now) {
+  if (!leader_ || setting_ != SlotStores::kAdaptive || piece_bytes < kFromBytes) return;
+  const int size_class = class_of(piece_bytes);
+  Learning& learning = learning_[size_class];
+  if (streamed != (learning.trial != learning.streaming)) return;  // began before a change
+  if (learning.last_trial == std::chrono::steady_clock::time_point{}) learning.last_trial = now;
+  if (learning.skip_next) {
+    learning.skip_next = false;
+    return;
+  }
+  double& mean = learning.mean_ns[streamed ? 1 : 0];
+  const auto sample = static_cast<double>(took.count());
+  mean = mean == 0 ? sample : mean + (sample - mean) / 8;
+  const bool overdue = !learning.trial && now - learning.last_trial >= kRetryAfter;
+  if (--learning.calls_left > 0 && !overdue) return;
+  end_phase(learning, size_class, now);
+}
+
+void SlotStorePolicy::end_phase(Learning& learning, int size_class,
+                                std::chrono::steady_clock::time_point now) {
+  const int chosen = learning.streaming ? 1 : 0;
+  if (!learning.trial) {
+    learning.trial = true;
+    learning.mean_ns[1 - chosen] = 0;
+    learning.calls_left = kTrialCalls;
+    learning.last_trial = now;
+    publish(size_class, !learning.streaming);
+  } else {
+    learning.trial = false;
+    if (learning.mean_ns[1 - chosen] < learning.mean_ns[chosen] * kSwitchMargin) {
+      learning.streaming = !learning.streaming;
+      learning.period = kFirstPeriod;
+    } else {
+      learning.period = std::min(2 * learning.period, kLongestPeriod);
+    }
+    learning.calls_left = learning.period;
+    publish(size_class, learning.streaming);
+  }
+  learning.skip_next = true;
+}
+
+void SlotStorePolicy::publish(int size_class, bool streaming) {
+  const uint32_t bit = 1u << size_class;
+  if (streaming) {
+    published_->fetch_or(bit, std::memory_order_relaxed);
+  } else {
+    published_->fetch_and(~bit, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace weft::core

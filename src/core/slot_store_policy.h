@@ -1,0 +1,82 @@
+// SlotStorePolicy — whether members write their window slots with ordinary or streaming
+// (non-temporal) stores, learned while the group runs.
+//
+// Why it must be learned: on the 2-core AMD VMs weft is measured on, the hypervisor moves the
+// two vCPUs between core complexes every few seconds. While they share one, a cache line
+// travels between them in about 90 ns (round trip) and ordinary stores win: the reader takes
+// the written lines straight from the writer's cache (a 2-member 256 KiB exchange through the
+// slots: 18 us ordinary, 41 us streaming). While they do not, a line costs about 385 ns, a
+// write to a slot line must first invalidate the reader's copy of it, and streaming stores,
+// which send the data to memory, win (77 us ordinary, 33 us streaming). No one setting is good
+// in both.
+//
+// So the window's leader (member 0) times its calls by the size of the slot pieces it writes,
+// in size classes, and publishes per class which kind is faster in a word of the window that
+// every member reads before it fills a slot. Now and then it tries the other kind for a few
+// calls, less often while its choice keeps holding, and at least every kRetryAfter. A member
+// that reads the word a call late only writes its slot the slower way once: the choice never
+// changes what is written, so the members need not agree on it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace weft::core {
+
+enum class SlotStores { kAdaptive, kOrdinary, kStreaming };
+
+class SlotStorePolicy {
+ public:
+  // Pieces below this many bytes are always written with ordinary stores: too few lines for
+  // the kind of store to matter against the round's fixed cost.
+  static constexpr std::size_t kFromBytes = 4096;
+  static constexpr int kClasses = 16;  // 4 KiB, 8 KiB, ... 128 MiB and up
+  // The calls of a trial of the other kind (the first is not counted: it pays for the switch).
+  static constexpr uint32_t kTrialCalls = 8;
+  // Calls between trials: from kFirstPeriod, doubled each time a trial confirms the choice.
+  static constexpr uint32_t kFirstPeriod = 32;
+  static constexpr uint32_t kLongestPeriod = 1024;
+  static constexpr std::chrono::milliseconds kRetryAfter{200};
+  // The other kind must be this much faster to be chosen (timings are noisy).
+  static constexpr double kSwitchMargin = 0.9;
+
+  // `published`: the window's word (bit c set: class c streams), written only by the leader.
+  SlotStorePolicy(std::atomic<uint32_t>* published, bool leader, SlotStores setting);
+
+  static int class_of(std::size_t piece_bytes);
+
+  // Stops learning and keeps ordinary stores, unless a setting fixed the kind. For members
+  // that outnumber their cores: a call's time is then mostly the scheduler's, and trials
+  // chose badly (4 ranks on 2 cores, 1 MiB reduce_scatter median 155 -> 271 us learning).
+  void keep_ordinary_stores();
+
+  // Whether a slot piece of `piece_bytes` is written with streaming stores now.
+  bool streams(std::size_t piece_bytes) const;
+
+  // The leader's timing of one call whose largest slot piece was `piece_bytes`, written with
+  // streaming stores or not, which took `took` and ended at `now`. Ignored elsewhere.
+  void record(std::size_t piece_bytes, bool streamed, std::chrono::nanoseconds took,
+              std::chrono::steady_clock::time_point now);
+
+ private:
+  struct Learning {
+    bool streaming = false;  // the kind chosen
+    bool trial = false;      // trying the other kind now
+    bool skip_next = true;   // the first call after a change pays for it: not counted
+    uint32_t calls_left = kFirstPeriod;
+    uint32_t period = kFirstPeriod;
+    double mean_ns[2] = {0, 0};  // recent call time by kind (ordinary, streaming); 0: none yet
+    std::chrono::steady_clock::time_point last_trial{};
+  };
+  void publish(int size_class, bool streaming);
+  void end_phase(Learning& learning, int size_class, std::chrono::steady_clock::time_point now);
+
+  std::atomic<uint32_t>* published_;
+  bool leader_;
+  SlotStores setting_;
+  Learning learning_[kClasses];
+};
+
+}  // namespace weft::core

@@ -1,0 +1,93 @@
+#include "core/slot_store_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+
+namespace weft {
+namespace {
+
+using core::SlotStorePolicy;
+using core::SlotStores;
+using Clock = std::chrono::steady_clock;
+using std::chrono::microseconds;
+
+// Runs calls of `piece` bytes on the leader, each taking `ordinary` or `streaming` by the kind
+// the policy chose for it, 1 us apart (far below the retry interval), and returns how many of
+// them streamed.
+int run_calls(SlotStorePolicy& policy, Clock::time_point& now, std::size_t piece, int calls,
+              microseconds ordinary, microseconds streaming) {
+  int streamed = 0;
+  for (int i = 0; i < calls; ++i) {
+    bool streams = policy.streams(piece);
+    streamed += streams;
+    now += microseconds(1);
+    policy.record(piece, streams, streams ? streaming : ordinary, now);
+  }
+  return streamed;
+}
+
+TEST(SlotStorePolicy, SizeClassesDoubleFrom4KiB) {
+  EXPECT_EQ(SlotStorePolicy::class_of(4096), 0);
+  EXPECT_EQ(SlotStorePolicy::class_of(8191), 0);
+  EXPECT_EQ(SlotStorePolicy::class_of(8192), 1);
+  EXPECT_EQ(SlotStorePolicy::class_of(1 << 20), 8);
+  EXPECT_EQ(SlotStorePolicy::class_of(std::size_t{1} << 40), SlotStorePolicy::kClasses - 1);
+}
+
+TEST(SlotStorePolicy, LearnsTheFasterKindAndFollowsWhenItChanges) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy leader(&word, true, SlotStores::kAdaptive);
+  SlotStorePolicy member(&word, false, SlotStores::kAdaptive);
+  Clock::time_point now{};
+  const std::size_t piece = 64 * 1024;
+  EXPECT_FALSE(member.streams(piece));  // ordinary until a trial says otherwise
+  // Streaming is twice as fast: after the first period and one trial, both streams.
+  run_calls(leader, now, piece, 60, microseconds(20), microseconds(10));
+  EXPECT_TRUE(leader.streams(piece));
+  EXPECT_TRUE(member.streams(piece));
+  EXPECT_FALSE(member.streams(piece / 2));  // other classes are learned on their own
+  EXPECT_FALSE(member.streams(SlotStorePolicy::kFromBytes - 1));
+  // Now ordinary is faster: a later trial takes the group back.
+  run_calls(leader, now, piece, 100, microseconds(5), microseconds(10));
+  EXPECT_FALSE(member.streams(piece));
+  // While a kind keeps winning, trials grow rare: few calls of the slower kind.
+  int slower = run_calls(leader, now, piece, 4000, microseconds(5), microseconds(10));
+  EXPECT_GT(slower, 0);
+  EXPECT_LT(slower, 4000 / 20);
+}
+
+TEST(SlotStorePolicy, TriesTheOtherKindAgainAfterTheRetryInterval) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy leader(&word, true, SlotStores::kAdaptive);
+  Clock::time_point now{};
+  const std::size_t piece = 1 << 20;
+  run_calls(leader, now, piece, 3, microseconds(5), microseconds(10));
+  // Slow calls well inside one period: the retry interval starts the trial.
+  now += SlotStorePolicy::kRetryAfter;
+  leader.record(piece, false, microseconds(5), now);
+  EXPECT_TRUE(leader.streams(piece));
+}
+
+TEST(SlotStorePolicy, FixedSettingsIgnoreTimings) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy ordinary(&word, true, SlotStores::kOrdinary);
+  SlotStorePolicy streaming(&word, true, SlotStores::kStreaming);
+  Clock::time_point now{};
+  EXPECT_EQ(run_calls(ordinary, now, 1 << 16, 200, microseconds(50), microseconds(1)), 0);
+  EXPECT_EQ(word.load(), 0u);
+  EXPECT_EQ(run_calls(streaming, now, 1 << 16, 200, microseconds(1), microseconds(50)), 200);
+  EXPECT_FALSE(streaming.streams(100));  // small pieces always go the ordinary way
+}
+
+TEST(SlotStorePolicy, OnlyTheLeaderLearns) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy member(&word, false, SlotStores::kAdaptive);
+  Clock::time_point now{};
+  EXPECT_EQ(run_calls(member, now, 1 << 16, 200, microseconds(50), microseconds(1)), 0);
+  EXPECT_EQ(word.load(), 0u);
+}
+
+}  // namespace
+}  // namespace weft
