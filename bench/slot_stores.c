@@ -7,7 +7,8 @@
 // and prints one line per block, then the means grouped by the line round trip measured in the
 // same block (below 200 ns: the cores share a cache; above: they do not).
 //
-// Build and run: cc -O2 -mavx2 -o /tmp/slot_stores bench/slot_stores.c && /tmp/slot_stores 262144 30
+// Build and run: cc -O2 -mavx2 -o /tmp/slot_stores bench/slot_stores.c && /tmp/slot_stores 262144
+// 30
 #define _GNU_SOURCE
 #include <immintrin.h>
 #include <sched.h>
@@ -39,7 +40,9 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static char* slot(int member, int parity) { return slots + ((size_t)member * 2 + parity) * MAX_PIECE; }
+static char* slot(int member, int parity) {
+  return slots + ((size_t)member * 2 + parity) * MAX_PIECE;
+}
 
 static void arrive_and_wait(void) {
   ++round_no;
