@@ -7,8 +7,8 @@
 // and prints one line per block, then the means grouped by the line round trip measured in the
 // same block (below 200 ns: the cores share a cache; above: they do not).
 //
-// Build and run: cc -O2 -mavx2 -o /tmp/slot_stores bench/slot_stores.c && /tmp/slot_stores 262144
-// 30
+// Build: cc -O2 -mavx2 -o /tmp/slot_stores bench/slot_stores.c
+// Run:   /tmp/slot_stores 262144 30      (piece bytes, seconds)
 #define _GNU_SOURCE
 #include <immintrin.h>
 #include <sched.h>
