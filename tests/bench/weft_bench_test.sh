@@ -4,6 +4,7 @@
 #  1. every op, 2 ranks:  weft-bench all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1  (+ --csv, --json)
 #  2. every op, 3 ranks:  the same (3 ranks on 2 cores: oversubscribed, uneven blocks)
 #  3. all_reduce, 2 ranks, every dtype x every reduce op, async (-a 1)
+#  4. a malformed setting (WEFT_SPIN_US=''): every rank fails before joining, says so and names it
 # Each run must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
 # no such form) in both placements; every op must have printed rows; the CSV and JSON files
 # must be well formed, and every CSV row must say check=ok.
@@ -99,6 +100,16 @@ for dtype in float32 float64 float16 bfloat16 int8 uint8 int16 int32 int64 bool;
   awk -v t="$dtype" '!/^#/ && NF == 13 && $3 == t { found = 1 } END { exit found ? 0 : 1 }' \
     "$work/dtypes_redops.out" || fail "dtypes_redops: no rows for $dtype"
 done
+
+echo "=== malformed_setting: WEFT_SPIN_US='' weftrun -n 2 weft-bench all_reduce"
+WEFT_SPIN_US='' timeout 120 "$weftrun" -n 2 "$bench" all_reduce -b 8 -e 8 -n 1 -w 0 \
+  >"$work/malformed.out" 2>"$work/malformed.err"
+rc=$?
+cat "$work/malformed.err"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "malformed_setting: exit code $rc, expected a failure"
+grep -q "weft-bench: before joining the group: .*WEFT_SPIN_US='' is malformed" "$work/malformed.err" ||
+  fail "malformed_setting: no message naming the setting"
+grep -q "rank -1" "$work/malformed.err" && fail "malformed_setting: a rank of -1 in the message"
 
 if [ "$failures" -ne 0 ]; then
   echo "weft_bench_test: $failures failure(s)" >&2

@@ -254,7 +254,13 @@ int main(int argc, char** argv) {
     Bench bench(*group, options);
     return bench.run();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft-bench: rank %d: %s\n", rank, e.what());
+    // Before init_process_group returns the rank is not known (a malformed setting, an
+    // unreachable store); weftrun's "[rank N]" prefix still tells which process it was.
+    if (rank < 0) {
+      std::fprintf(stderr, "weft-bench: before joining the group: %s\n", e.what());
+    } else {
+      std::fprintf(stderr, "weft-bench: rank %d: %s\n", rank, e.what());
+    }
     return kExitFailure;
   }
 }
