@@ -4,8 +4,9 @@
 #  1. every op, 2 ranks:  weft-bench all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1  (+ --csv, --json)
 #  2. every op, 3 ranks:  the same (3 ranks on 2 cores: oversubscribed, uneven blocks)
 #  3. all_reduce, 2 ranks, every dtype x every reduce op, async (-a 1)
-#  4. a malformed setting (WEFT_SPIN_US=''): every rank fails before joining, says so and names it
-# Each run must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
+#  4. a malformed setting (WEFT_SPIN_US=''): weft-bench fails before joining the group, says so
+#     and names the setting
+# Runs 1-3 must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
 # no such form) in both placements; every op must have printed rows; the CSV and JSON files
 # must be well formed, and every CSV row must say check=ok.
 set -u
