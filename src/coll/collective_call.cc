@@ -175,7 +175,7 @@ void CollectiveCall::begin_eager() {
 uint8_t* CollectiveCall::my_eager_data() { return window()->my_eager_data(); }
 
 const uint8_t* CollectiveCall::await_eager_data(int rank) {
-  comm_.wait_eager_round(*window(), rank, signature_, window_info(rank), deadline_);
+  comm_.wait_eager_round(*window(), rank, window_info(rank), deadline_);
   return window()->eager_data(rank);
 }
 

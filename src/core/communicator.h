@@ -134,7 +134,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // member whose line this call reads (its stamp must be mine).
   void begin_eager_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
                          util::LazyDeadline& deadline);
-  void wait_eager_round(LocalWindow& window, int member, const OpSignature& op, const OpInfo& info,
+  void wait_eager_round(LocalWindow& window, int member, const OpInfo& info,
                         util::LazyDeadline& deadline);
 
   OpQueue& queue() { return queue_; }

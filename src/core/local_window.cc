@@ -487,9 +487,9 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
 }
 
 WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
-                                    const std::function<bool()>& interrupted,
-                                    std::optional<StampMismatch>* late) {
+                                    const std::function<bool()>& interrupted) {
   WaitResult result;
+  eager_mismatch_.member = -1;
   uint32_t call = eager_ + 1;
   uint32_t reused = call - kEagerDepth;  // the call whose lines this one takes over
   // A member that only writes never waits for anyone unless its ring is full: a failure
@@ -517,7 +517,7 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
       // misses in a row overlap), and before my line of call `reused` is marked as being
       // reused (see the top of the file).
       if (StampMismatch found = check_eager_stamps(eager_); found.member >= 0) {
-        late->emplace(found);
+        eager_mismatch_ = found;
         return result;
       }
     }
@@ -536,7 +536,7 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
 uint8_t* LocalWindow::my_eager_data() { return eager_line(rank_, eager_).data; }
 
 WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
-                                   const std::function<bool()>& interrupted, RoundStamp* theirs) {
+                                   const std::function<bool()>& interrupted) {
   WaitResult result;
   Arrival& line = eager_line(member, eager_);
   auto published = [&] { return reached(line.round.load(std::memory_order_acquire), eager_); };
@@ -545,7 +545,8 @@ WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
     if (result.outcome == WaitOutcome::kTimeout) result.members = {member};
     return result;
   }
-  *theirs = line.stamp;
+  if (!(line.stamp == eager_stamp_))
+    eager_mismatch_ = StampMismatch{member, eager_stamp_, line.stamp};
   eager_read_[eager_ % kEagerDepth] = true;
   // A writer is usually calls ahead: fetch its next line now, while this call and the next
   // one's bookkeeping run, instead of waiting for the transfer then.

@@ -58,7 +58,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -154,17 +153,23 @@ class LocalWindow {
   // --- eager rounds (see the top of this file) ---
   static constexpr std::size_t kEagerBytes = 16;
   static constexpr uint32_t kEagerDepth = 256;
-  // Step 1 of an eager call stamped `stamp`. `late` names a member whose stamp of an earlier
-  // eager call, compared when my ring came round, differed from mine (the caller fails the
-  // group); the result says why a wait ended otherwise.
+  // Step 1 of an eager call stamped `stamp`; the result says why a wait ended otherwise. After
+  // it, eager_mismatch() names a member whose stamp of an earlier eager call, compared when my
+  // ring came round, differed from mine (the caller fails the group).
   WaitResult begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
-                         const std::function<bool()>& interrupted,
-                         std::optional<StampMismatch>* late);
+                         const std::function<bool()>& interrupted);
   // My line's data for this eager call (a writer fills it before end_eager).
   uint8_t* my_eager_data();
-  // Waits until `member` published this eager call; its stamp is in `theirs`.
+  // Waits until `member` published this eager call. After it, eager_mismatch() says whether
+  // the member stamped the call otherwise than I did.
   WaitResult wait_eager(int member, util::LazyDeadline& deadline,
-                        const std::function<bool()>& interrupted, RoundStamp* theirs);
+                        const std::function<bool()>& interrupted);
+  // The mismatch the last begin_eager or wait_eager found, or null. Kept in the window, not
+  // returned: building an empty one (two stamps) on every call showed in a small broadcast's
+  // profile.
+  const StampMismatch* eager_mismatch() const {
+    return eager_mismatch_.member >= 0 ? &eager_mismatch_ : nullptr;
+  }
   // `member`'s data of this eager call (after wait_eager).
   const uint8_t* eager_data(int member) const;
   void end_eager();
@@ -231,6 +236,7 @@ class LocalWindow {
   uint32_t eager_checked_ = 0;         // every member's stamps agree up to this eager call
   bool eager_read_[kEagerDepth] = {};  // by call: whether I read (and compared) a line in it
   RoundStamp eager_stamp_;             // the current eager call's
+  StampMismatch eager_mismatch_;       // see eager_mismatch()
 
   // Once every member published its cores: whether members outnumber them, and the spin.
   void choose_spin();

@@ -56,22 +56,19 @@ void Communicator::wait_window_round(LocalWindow& window, const OpInfo& info,
 
 void Communicator::begin_eager_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
                                      util::LazyDeadline& deadline) {
-  // Nothing on this path is built that a call without trouble does not need: zeroing two
-  // stamps per call was a visible part of a small broadcast's profile.
-  std::optional<StampMismatch> late;
   WaitResult result =
-      window.begin_eager(RoundStamp{op.pack(), info.seq, 0}, deadline, broken_check_, &late);
+      window.begin_eager(RoundStamp{op.pack(), info.seq, 0}, deadline, broken_check_);
   if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
-  if (late) fail_window_mismatch(window, *late, info);
+  if (const StampMismatch* late = window.eager_mismatch())
+    fail_window_mismatch(window, *late, info);
 }
 
-void Communicator::wait_eager_round(LocalWindow& window, int member, const OpSignature& op,
-                                    const OpInfo& info, util::LazyDeadline& deadline) {
-  RoundStamp theirs;
-  WaitResult result = window.wait_eager(member, deadline, broken_check_, &theirs);
+void Communicator::wait_eager_round(LocalWindow& window, int member, const OpInfo& info,
+                                    util::LazyDeadline& deadline) {
+  WaitResult result = window.wait_eager(member, deadline, broken_check_);
   if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
-  RoundStamp mine{op.pack(), info.seq, 0};
-  if (!(theirs == mine)) fail_window_mismatch(window, StampMismatch{member, mine, theirs}, info);
+  if (const StampMismatch* found = window.eager_mismatch())
+    fail_window_mismatch(window, *found, info);
 }
 
 bool Communicator::collectives_broken() const {
