@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# ab_by_mode.sh — A/B of two or more weft-bench binaries (copies of builds to compare) at one
+# size, invocations alternating, each tagged by the host's vCPU mode as bench/small_by_mode.sh
+# tags them (line round trip below 250 ns before and after: "fast"; above: "slow"; changed:
+# "mixed"). Prints, per mode and binary, the median med_us per op and how many invocations.
+#
+# Usage: bench/ab_by_mode.sh [-B BUILD] [-N RANKS] [-o OPS] [-b BYTES] [-r ROUNDS] BIN...
+#   -B  build directory with weftrun (default build)   -N  ranks (default 2)
+#   -o  weft-bench ops (default broadcast,reduce)      -b  bytes (default 8)
+#   -r  rounds, each one invocation of every BIN (default 12)
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$repo/build"; ranks=2; ops=broadcast,reduce; bytes=8; rounds=12
+while getopts "B:N:o:b:r:h" opt; do
+  case "$opt" in
+    B) build="$OPTARG" ;; N) ranks="$OPTARG" ;; o) ops="$OPTARG" ;; b) bytes="$OPTARG" ;;
+    r) rounds="$OPTARG" ;;
+    *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+(( $# >= 1 )) || { echo "name at least one weft-bench binary" >&2; exit 2; }
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cc -O2 -pthread -o "$work/line_round_trip" "$repo/bench/line_round_trip.c" || exit 1
+round_trip() { "$work/line_round_trip" 20000; }
+for r in $(seq "$rounds"); do
+  i=0
+  for bin in "$@"; do
+    before=$(round_trip)
+    timeout 300 "$build/tools/weftrun/weftrun" --no-prefix -n "$ranks" "$bin" "$ops" \
+      -b "$bytes" -e "$bytes" -c 1 --target-seconds 0.05 --csv "$work/$i.$r.csv" >/dev/null 2>&1
+    after=$(round_trip)
+    mode=mixed
+    (( before < 250 && after < 250 )) && mode=fast
+    (( before >= 250 && after >= 250 )) && mode=slow
+    [[ -f "$work/$i.$r.csv" ]] && mv "$work/$i.$r.csv" "$work/$i.$r.$mode.csv"
+    i=$((i + 1))
+  done
+done
+/usr/bin/python3 - "$work" "$@" <<'PY'
+import collections, csv, glob, statistics, sys
+work, bins = sys.argv[1], sys.argv[2:]
+for mode in ["fast", "slow", "mixed"]:
+    for i, name in enumerate(bins):
+        times = collections.defaultdict(list)
+        for path in glob.glob(f"{work}/{i}.*.{mode}.csv"):
+            for row in csv.reader(open(path)):
+                if len(row) >= 17 and row[0] != "system" and row[16] == "ok":
+                    times[row[5]].append(float(row[11]))
+        cells = ", ".join(f"{op} {statistics.median(v):.3f} ({len(v)})" for op, v in times.items())
+        print(f"{mode:6} {name}: {cells or '-'}")
+PY
