@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ab_by_mode.sh — A/B of two or more weft-bench binaries (copies of builds to compare) at one
 # size, invocations alternating, each tagged by the host's vCPU mode as bench/small_by_mode.sh
-# tags them (line round trip below 250 ns before and after: "fast"; above: "slow"; changed:
-# "mixed"). Prints, per mode and binary, the median med_us per op and how many invocations.
+# tags them (bench/vcpu_mode.sh, just before and just after; "mixed" when they differ).
+# Prints, per mode and binary, the median med_us per op and how many invocations.
 #
 # Usage: bench/ab_by_mode.sh [-B BUILD] [-N RANKS] [-o OPS] [-b BYTES] [-r ROUNDS] BIN...
 #   -B  build directory with weftrun (default build)   -N  ranks (default 2)
@@ -21,18 +21,16 @@ done
 shift $((OPTIND - 1))
 (( $# >= 1 )) || { echo "name at least one weft-bench binary" >&2; exit 2; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cc -O2 -pthread -o "$work/line_round_trip" "$repo/bench/line_round_trip.c" || exit 1
-round_trip() { "$work/line_round_trip" 20000; }
+source "$repo/bench/vcpu_mode.sh"
+vcpu_mode_build "$work" || exit 1
 for r in $(seq "$rounds"); do
   i=0
   for bin in "$@"; do
-    before=$(round_trip)
+    before=$(vcpu_mode)
     timeout 300 "$build/tools/weftrun/weftrun" --no-prefix -n "$ranks" "$bin" "$ops" \
       -b "$bytes" -e "$bytes" -c 1 --target-seconds 0.05 --csv "$work/$i.$r.csv" >/dev/null 2>&1
-    after=$(round_trip)
-    mode=mixed
-    (( before < 250 && after < 250 )) && mode=fast
-    (( before >= 250 && after >= 250 )) && mode=slow
+    after=$(vcpu_mode)
+    mode=$before; [[ $before == "$after" ]] || mode=mixed
     [[ -f "$work/$i.$r.csv" ]] && mv "$work/$i.$r.csv" "$work/$i.$r.$mode.csv"
     i=$((i + 1))
   done

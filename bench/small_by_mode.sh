@@ -25,12 +25,12 @@ for f in "$build/tools/weftrun/weftrun" "$build/tools/weft-bench/weft-bench" \
   [[ -x "$f" ]] || { echo "missing $f (run bench/shm_compare.sh once)" >&2; exit 1; }
 done
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-cc -O2 -pthread -o "$work/line_round_trip" "$repo/bench/line_round_trip.c" || exit 1
+source "$repo/bench/vcpu_mode.sh"
+vcpu_mode_build "$work" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 oversubscribe=""; (( ranks > $(nproc) )) && oversubscribe=--oversubscribe
 mpi() { timeout 300 mpirun.openmpi -np "$ranks" $oversubscribe --mca btl_tcp_if_include lo \
   --mca oob_tcp_if_include lo "$@"; }
-mode() { (( $("$work/line_round_trip" 20000) < 250 )) && echo fast || echo slow; }
 
 run_weft() {  # CSV
   timeout 300 "$build/tools/weftrun/weftrun" --no-prefix -n "$ranks" \
@@ -45,7 +45,7 @@ run_openmpi() {  # CSV
 }
 for r in $(seq "$rounds"); do
   for system in weft openmpi; do
-    before=$(mode); "run_$system" "$work/$system.$r.csv"; after=$(mode)
+    before=$(vcpu_mode); "run_$system" "$work/$system.$r.csv"; after=$(vcpu_mode)
     [[ $before == "$after" ]] && mv "$work/$system.$r.csv" "$work/$system.$r.$before.csv"
   done
 done
