@@ -131,13 +131,11 @@ void CollectiveCall::report_slot_fills() {
   window_->record_slot_fill(largest_fill_, streamed_fill_, now - first_fill_, now);
 }
 
-core::LocalWindow* CollectiveCall::window() {
-  if (!window_checked_) {
-    // An open window needs no deadline, and reading the clock is a visible part of a small call.
-    window_ = comm_.open_window();
-    if (!window_) window_ = comm_.local_window(deadline_.get());
-    window_checked_ = true;
-  }
+core::LocalWindow* CollectiveCall::first_window() {
+  // An open window needs no deadline, and reading the clock is a visible part of a small call.
+  window_ = comm_.open_window();
+  if (!window_) window_ = comm_.local_window(deadline_.get());
+  window_checked_ = true;
   return window_;
 }
 
@@ -172,14 +170,10 @@ void CollectiveCall::begin_eager() {
   comm_.begin_eager_round(*window(), signature_, window_info(), deadline_);
 }
 
-uint8_t* CollectiveCall::my_eager_data() { return window()->my_eager_data(); }
-
 const uint8_t* CollectiveCall::await_eager_data(int rank) {
   comm_.wait_eager_round(*window(), rank, window_info(rank), deadline_);
   return window()->eager_data(rank);
 }
-
-void CollectiveCall::end_eager() { window()->end_eager(); }
 
 const uint8_t* CollectiveCall::member_slot(int rank, std::size_t bytes) {
   return window()->slot(rank, bytes);

@@ -57,7 +57,7 @@ class CollectiveCall {
 
   // --- same-host rounds (coll/shm; protocol in core/local_window.h) ---
   // The group's shared-memory window, null when the group cannot have one.
-  core::LocalWindow* window();
+  core::LocalWindow* window() { return window_checked_ ? window_ : first_window(); }
   // Bytes of my slot one round may use: the window's slot, or less when segment_bytes() is
   // smaller (tests use that to run many rounds on small data).
   std::size_t round_bytes();
@@ -102,13 +102,16 @@ class CollectiveCall {
   // found in an old eager call).
   void begin_eager();
   // Where a writer puts its data.
-  uint8_t* my_eager_data();
+  uint8_t* my_eager_data() { return window()->my_eager_data(); }
   // Waits for `rank`'s data of this call and checks that it runs this call.
   const uint8_t* await_eager_data(int rank);
   // Publishes that I am done with this call (after my writes and reads).
-  void end_eager();
+  void end_eager() { window()->end_eager(); }
 
  private:
+  // window() at its first use in this call (opens the group's window if need be); out of
+  // line, so that the later uses stay two instructions.
+  core::LocalWindow* first_window();
   uint64_t tag(uint32_t step) const;
   core::OpInfo info_for(const core::Request& request) const;
   // This call as the window's errors describe it (with the member concerned, if any).

@@ -464,24 +464,38 @@ bool LocalWindow::read_eager_stamp(int member, uint32_t call, RoundStamp* stamp)
 }
 
 StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
-  StampMismatch found;
-  for (uint32_t call = eager_checked_ + 1; reached(last, call); ++call) {
-    if (eager_read_[call % kEagerDepth]) {  // compared with its writer's stamp in the call
-      eager_checked_ = call;
-      continue;
-    }
-    found.mine = eager_line(rank_, call).stamp;
-    for (int m = 0; m < members_; ++m) {
-      if (m == rank_) continue;
-      if (!reached(eager_line(m, call).round.load(std::memory_order_seq_cst), call)) {
-        return StampMismatch{};  // not published yet: compared at a later check
+  uint32_t first = eager_checked_ + 1;
+  if (!reached(last, first)) return StampMismatch{};
+  uint32_t end = last + 1;  // every member published the calls before it (so far)
+  // Member by member, call by call, compared in place: a broadcast root runs this for every
+  // call it makes. Only a difference is worth a consistent copy (the member may be rewriting
+  // its line, see read_eager_stamp); a line already reused for a later call is compared by its
+  // owner.
+  const Arrival* mine = control(rank_).eager;
+  for (int m = 0; m < members_; ++m) {
+    if (m == rank_) continue;
+    const Arrival* theirs = control(m).eager;
+    for (uint32_t call = first; call != end; ++call) {
+      uint32_t slot = call % kEagerDepth;
+      if (eager_read_[slot]) continue;  // compared with its writer's stamp in the call
+      uint32_t round = theirs[slot].round.load(std::memory_order_acquire);
+      if (!reached(round, call)) {  // not published yet: compared at a later check
+        end = call;
+        break;
       }
-      if (read_eager_stamp(m, call, &found.theirs) && !(found.theirs == found.mine)) {
-        found.member = m;
-        return found;
+      if (round == call && !(theirs[slot].stamp == mine[slot].stamp)) {
+        if (StampMismatch found = copy_eager_mismatch(m, call); found.member >= 0) return found;
       }
     }
-    eager_checked_ = call;
+  }
+  eager_checked_ = end - 1;
+  return StampMismatch{};
+}
+
+StampMismatch LocalWindow::copy_eager_mismatch(int member, uint32_t call) const {
+  StampMismatch found{member, eager_line(rank_, call).stamp, {}};
+  if (read_eager_stamp(member, call, &found.theirs) && !(found.theirs == found.mine)) {
+    return found;
   }
   return StampMismatch{};
 }

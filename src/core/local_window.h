@@ -222,6 +222,9 @@ class LocalWindow {
   // Compares every member's stamps of the eager calls after the last one checked, up to
   // `last` or the first call that a member has not published yet.
   StampMismatch check_eager_stamps(uint32_t last);
+  // `member`'s stamp of eager call `call` and mine, if a consistent copy of its line still
+  // differs from mine (else member is -1). Out of line: the comparisons' loop stays tight.
+  [[gnu::noinline]] StampMismatch copy_eager_mismatch(int member, uint32_t call) const;
   void adapt_spin(std::chrono::steady_clock::duration slept);
 
   transport::SharedSegment segment_;

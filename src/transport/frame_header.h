@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 namespace weft::transport {
 
@@ -17,7 +18,14 @@ inline constexpr uint16_t kProtocolVersion = 1;
 
 struct Signature {
   std::array<uint8_t, 24> bytes{};
-  bool operator==(const Signature&) const = default;
+  // As three words: the defaulted comparison calls memcmp, which showed in the profile of
+  // small same-host collectives (they compare signatures at every call).
+  bool operator==(const Signature& other) const {
+    uint64_t mine[3], theirs[3];
+    std::memcpy(mine, bytes.data(), sizeof mine);
+    std::memcpy(theirs, other.bytes.data(), sizeof theirs);
+    return ((mine[0] ^ theirs[0]) | (mine[1] ^ theirs[1]) | (mine[2] ^ theirs[2])) == 0;
+  }
 };
 
 enum class FrameKind : uint8_t {
