@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 
 #include "transport/shm/cross_memory.h"
 #include "util/futex.h"
@@ -70,8 +71,31 @@ void prefetch_for_writing(const void* line) {
 #endif
 }
 
-// How many eager calls ahead a writer takes its line (the ring's half-wait keeps it free).
+// How many eager calls ahead a writer takes its entry (the ring's half-wait keeps it free).
 constexpr uint32_t kEagerPrefetchCalls = 8;
+
+// A signature in one word: with the seq and round size mixed in (eager_stamp_hash), the stamp
+// that the eager entries carry (see the top of local_window.h).
+uint64_t signature_hash(const transport::Signature& signature) {
+  static_assert(sizeof(transport::Signature) % sizeof(uint64_t) == 0 &&
+                    std::has_unique_object_representations_v<transport::Signature>,
+                "a signature hashes as whole words, without padding");
+  uint64_t words[sizeof(transport::Signature) / sizeof(uint64_t)];
+  std::memcpy(words, &signature, sizeof words);
+  uint64_t hash = 0x243f6a8885a308d3u;
+  for (uint64_t word : words) {
+    hash = (hash ^ word) * 0x9e3779b97f4a7c15u;
+    hash ^= hash >> 29;
+  }
+  return hash;
+}
+
+// Odd multipliers are bijections: two stamps with one signature and different seqs (or round
+// sizes) never share a hash; different signatures do with a chance of 2^-64.
+uint64_t eager_stamp_hash(uint64_t signature_hash, const RoundStamp& stamp) {
+  return signature_hash ^ (static_cast<uint64_t>(stamp.seq) * 0x9e3779b97f4a7c15u) ^
+         (stamp.round_bytes * 0xc2b2ae3d27d4eb4fu);
+}
 
 }  // namespace
 
@@ -96,13 +120,31 @@ struct alignas(64) LocalWindow::Arrival {
   alignas(16) uint8_t data[kInlineBytes];
 };
 
+// What a member publishes in an eager call, several calls to a cache line: a reader that
+// follows a writer, and a writer that compares its readers' stamps, move one line for every
+// kEntriesPerLine calls.
+struct alignas(32) LocalWindow::EagerEntry {
+  // The last eager call of this entry the member finished; n - 1 while it rewrites it for n.
+  std::atomic<uint32_t> round;
+  uint64_t stamp_hash;  // of its stamp for that call
+  alignas(16) uint8_t data[kEagerBytes];
+};
+
 struct alignas(64) LocalWindow::Control {
   static_assert(sizeof(Arrival) == 64, "an arrival is one cache line");
-  Arrival arrivals[2];         // by round parity
-  Arrival eager[kEagerDepth];  // by eager call number modulo kEagerDepth
+  static_assert(sizeof(EagerEntry) * kEntriesPerLine == 64, "entries fill their cache lines");
+  Arrival arrivals[2];  // by round parity
+  // By eager call number modulo kEagerDepth: the entries, and the full stamps, which only
+  // describe a mismatch that the entries' hashes showed (round word and stamp; no data).
+  EagerEntry eager[kEagerDepth];
+  Arrival eager_stamps[kEagerDepth];
+  // The last eager call in which the member did not read (it wrote). The calls after it it
+  // read, and so compared with their writers: the comparisons skip them (a line of its own:
+  // a broadcast root writes it at every call, the others read it once per half-ring).
+  alignas(64) std::atomic<uint32_t> eager_written;
   // Waiters sleeping on one of the arrivals' round words (its own line: the arriving member
   // reads it every round, the others write it only when they go to sleep).
-  std::atomic<uint32_t> sleepers;
+  alignas(64) std::atomic<uint32_t> sleepers;
   std::atomic<uint32_t> departed;  // the member destroyed its group
   int32_t pid;
   // A word with known contents (the pid) and where the member's own mapping holds it: the
@@ -122,6 +164,7 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       slot_bytes_(slot_bytes),
       controls_offset_(round_up(sizeof(Header), kPage)),
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
+      signature_hash_(signature_hash(hashed_signature_)),
       member_reads_allowed_(member_reads),
       fixed_spin_(spin_us >= 0),
       spin_us_(spin_us),
@@ -450,6 +493,10 @@ StampMismatch LocalWindow::find_other_stamp() {
 }
 
 LocalWindow::Arrival& LocalWindow::eager_line(int member, uint32_t call) const {
+  return control(member).eager_stamps[call % kEagerDepth];
+}
+
+LocalWindow::EagerEntry& LocalWindow::eager_entry(int member, uint32_t call) const {
   return control(member).eager[call % kEagerDepth];
 }
 
@@ -467,14 +514,23 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
   uint32_t first = eager_checked_ + 1;
   if (!reached(last, first)) return StampMismatch{};
   uint32_t end = last + 1;  // every member published the calls before it (so far)
-  // Member by member, call by call, compared in place: a broadcast root runs this for every
-  // call it makes. Only a difference is worth a consistent copy (the member may be rewriting
-  // its line, see read_eager_stamp); a line already reused for a later call is compared by its
-  // owner.
-  const Arrival* mine = control(rank_).eager;
+  // Member by member, call by call, the entries' hashes compared in place: a broadcast root
+  // runs this for every call it makes. Only a difference is worth a closer look (the member
+  // may be rewriting its entry, see the top of local_window.h); an entry already reused for a
+  // later call is compared by its owner.
+  const EagerEntry* mine = control(rank_).eager;
   for (int m = 0; m < members_; ++m) {
     if (m == rank_) continue;
-    const Arrival* theirs = control(m).eager;
+    const Control& other = control(m);
+    // A member that only read since `first` compared each of those calls with the entry it
+    // read (a difference fails the group): once it published `last`, nothing of it is left to
+    // compare, and its entries stay where they are (in a broadcast, half the lines that
+    // crossed between cores per call were the root's comparisons of its readers' entries).
+    if (reached(other.eager[last % kEagerDepth].round.load(std::memory_order_acquire), last) &&
+        !reached(other.eager_written.load(std::memory_order_acquire), first)) {
+      continue;
+    }
+    const EagerEntry* theirs = other.eager;
     for (uint32_t call = first; call != end; ++call) {
       uint32_t slot = call % kEagerDepth;
       if (eager_read_[slot]) continue;  // compared with its writer's stamp in the call
@@ -483,8 +539,8 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
         end = call;
         break;
       }
-      if (round == call && !(theirs[slot].stamp == mine[slot].stamp)) {
-        if (StampMismatch found = copy_eager_mismatch(m, call); found.member >= 0) return found;
+      if (round == call && theirs[slot].stamp_hash != mine[slot].stamp_hash) {
+        if (StampMismatch found = confirm_eager_mismatch(m, call); found.member >= 0) return found;
       }
     }
   }
@@ -492,12 +548,27 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
   return StampMismatch{};
 }
 
-StampMismatch LocalWindow::copy_eager_mismatch(int member, uint32_t call) const {
-  StampMismatch found{member, eager_line(rank_, call).stamp, {}};
-  if (read_eager_stamp(member, call, &found.theirs) && !(found.theirs == found.mine)) {
-    return found;
+StampMismatch LocalWindow::confirm_eager_mismatch(int member, uint32_t call) const {
+  const EagerEntry& theirs = eager_entry(member, call);
+  uint64_t hash = theirs.stamp_hash;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (theirs.round.load(std::memory_order_relaxed) != call ||
+      hash == eager_entry(rank_, call).stamp_hash) {
+    return StampMismatch{};  // the hash was half rewritten: the member moved on
   }
-  return StampMismatch{};
+  return describe_eager_mismatch(member, call, eager_line(rank_, call).stamp);
+}
+
+StampMismatch LocalWindow::describe_eager_mismatch(int member, uint32_t call,
+                                                   const RoundStamp& mine) const {
+  // The full stamp is published before the entry. It may be torn only if the member has moved
+  // on to a later call in this line: then the line's current stamp tells what it runs.
+  StampMismatch found{member, mine, {}};
+  if (!read_eager_stamp(member, call, &found.theirs)) {
+    std::memcpy(static_cast<void*>(&found.theirs), &eager_line(member, call).stamp,
+                sizeof found.theirs);
+  }
+  return found;
 }
 
 WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
@@ -525,12 +596,16 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
       // calls the wait: a writer that outruns its readers would otherwise wait at every call,
       // each time for a line that a reader is about to write, and both would pay for it.
       uint32_t freed = call - kEagerDepth / 2;
-      auto line_round = [&](int m) -> std::atomic<uint32_t>& { return eager_line(m, freed).round; };
-      if (!wait_for_everyone(line_round, freed, deadline, interrupted, &result)) return result;
+      auto entry_round = [&](int m) -> std::atomic<uint32_t>& {
+        return eager_entry(m, freed).round;
+      };
+      if (!wait_for_everyone(entry_round, freed, deadline, interrupted, &result)) return result;
       // Compared in batches (a comparison reads a line its owner wrote, a cache miss, and
       // misses in a row overlap), and before my line of call `reused` is marked as being
       // reused (see the top of the file).
-      if (StampMismatch found = check_eager_stamps(eager_); found.member >= 0) {
+      // Up to `freed`, which every member has published: members that only read need no
+      // look at their entries then.
+      if (StampMismatch found = check_eager_stamps(freed); found.member >= 0) {
         eager_mismatch_ = found;
         return result;
       }
@@ -538,46 +613,61 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
   }
   eager_ = call;
   eager_stamp_ = stamp;
-  prefetch_for_writing(&eager_line(rank_, call + kEagerPrefetchCalls));
+  // Consecutive eager calls are mostly the same operation: hash its signature once.
+  if (!(stamp.signature == hashed_signature_)) {
+    hashed_signature_ = stamp.signature;
+    signature_hash_ = signature_hash(stamp.signature);
+  }
+  eager_hash_ = eager_stamp_hash(signature_hash_, stamp);
+  prefetch_for_writing(&eager_entry(rank_, call + kEagerPrefetchCalls));
   eager_read_[call % kEagerDepth] = false;
   // Release orders the comparisons above before it (see the top of the file); the fence keeps
-  // the stamp and data written later from being seen before it.
-  eager_line(rank_, call).round.store(call - 1, std::memory_order_release);
+  // the stamps and data written later from being seen before the marks.
+  eager_entry(rank_, call).round.store(call - 1, std::memory_order_release);
+  eager_line(rank_, call).round.store(call - 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   return result;
 }
 
-uint8_t* LocalWindow::my_eager_data() { return eager_line(rank_, eager_).data; }
+uint8_t* LocalWindow::my_eager_data() { return eager_entry(rank_, eager_).data; }
 
 WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
                                    const std::function<bool()>& interrupted) {
   WaitResult result;
-  Arrival& line = eager_line(member, eager_);
-  auto published = [&] { return reached(line.round.load(std::memory_order_acquire), eager_); };
+  EagerEntry& entry = eager_entry(member, eager_);
+  auto published = [&] { return reached(entry.round.load(std::memory_order_acquire), eager_); };
   if (!spin_until(published) &&
-      !wait_for(member, line.round, eager_, deadline, interrupted, &result)) {
+      !wait_for(member, entry.round, eager_, deadline, interrupted, &result)) {
     if (result.outcome == WaitOutcome::kTimeout) result.members = {member};
     return result;
   }
-  if (!(line.stamp == eager_stamp_))
-    eager_mismatch_ = StampMismatch{member, eager_stamp_, line.stamp};
+  if (entry.stamp_hash != eager_hash_) {
+    eager_mismatch_ = describe_eager_mismatch(member, eager_, eager_stamp_);
+  }
   eager_read_[eager_ % kEagerDepth] = true;
-  // A writer is usually calls ahead: fetch its next line now, while this call and the next
-  // one's bookkeeping run, instead of waiting for the transfer then.
-  __builtin_prefetch(&eager_line(member, eager_ + 1));
+  // A writer is usually calls ahead: fetch its next line of entries now, while this call and
+  // the next ones run, instead of waiting for the transfer then.
+  __builtin_prefetch(&eager_entry(member, eager_ + kEntriesPerLine));
   return result;
 }
 
-const uint8_t* LocalWindow::eager_data(int member) const { return eager_line(member, eager_).data; }
+const uint8_t* LocalWindow::eager_data(int member) const {
+  return eager_entry(member, eager_).data;
+}
 
 void LocalWindow::end_eager() {
   Control& mine = control(rank_);
   Arrival& line = eager_line(rank_, eager_);
   line.stamp = eager_stamp_;
+  line.round.store(eager_, std::memory_order_release);
+  if (!eager_read_[eager_ % kEagerDepth])
+    mine.eager_written.store(eager_, std::memory_order_relaxed);
+  EagerEntry& entry = eager_entry(rank_, eager_);
+  entry.stamp_hash = eager_hash_;
   // seq_cst: the store and the load of the sleepers below must not pass each other (a reader
   // going to sleep does the mirror image), or a sleeper could miss its wake-up.
-  line.round.store(eager_, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(line.round);
+  entry.round.store(eager_, std::memory_order_seq_cst);
+  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(entry.round);
 }
 
 void LocalWindow::poison(ErrorCode code, const std::string& reason) {

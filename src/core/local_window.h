@@ -26,28 +26,37 @@
 // SharedSegment).
 //
 // Eager rounds: a rooted call of at most kEagerBytes (broadcast, reduce) in which the members
-// that only write do not wait for the ones that read. Each member has a ring of kEagerDepth
-// lines (round word, stamp, data), one per eager call, numbered by a counter that every member
-// advances at its eager calls. In eager call n a member
-//   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose line call n reuses, and
+// that only write do not wait for the ones that read. Each member has two rings of kEagerDepth
+// places, one per eager call, numbered by a counter that every member advances at its eager
+// calls: entries (round word, a 64-bit hash of the stamp, data), two to a cache line, which
+// the members read, and lines with the full stamp, read only to describe a mismatch. Every
+// line that crosses between cores costs, more so when the host puts the two vCPUs far apart
+// (docs/PERFORMANCE.md, "Two modes"); so a reader that follows a writer moves one line per
+// two calls, and nobody reads a member's entries while it only reads (below). In eager call n
+// a member
+//   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose entry call n reuses, and
 //      its last comparison did not cover that call, waits until every member has finished call
 //      n - kEagerDepth / 2 (half the ring, so that the next calls need no wait) and compares
-//      their stamps of the calls since the last comparison with its own (in a batch: each is a
-//      cache miss, and misses in a row overlap);
-//   2. writes its data into its line (a writer), or waits for the writer's line of call n and
-//      checks its stamp (a reader: a mismatch is caught at once, on the reader);
-//   3. end_eager(): publishes its stamp and round n — after it finished reading.
-// A reader needs no further comparison of that call (it compared with the line it read; any
-// other member either read the same line or is a writer, which compares with everyone), and
-// nobody reads a reader's line but to compare stamps. So a broadcast root runs up to
-// kEagerDepth calls ahead of its slowest reader, and a member that only writes learns of a
-// mismatch or a failure late: when its line comes round again, at the next standard round
-// (which compares the eager calls since the last comparison), or when a member's failure
-// poisons the window. While a member rewrites a line, its round word says n - 1 (done with
-// n - kEagerDepth, not yet n), and a stamp counts only if the round word said its call before
-// and after the copy, so a comparison never reads half of a new stamp. Of two writers that
-// compare each other's line of one call while about to reuse their own, at least one sees the
-// other's intact: each compares before it marks its own line (acquire loads, release store).
+//      their stamp hashes of the calls up to that one since the last comparison with its own
+//      (in a batch: each is a cache miss, and misses in a row overlap);
+//   2. writes its data into its entry (a writer), or waits for the writer's entry of call n
+//      and checks its stamp hash (a reader: a mismatch is caught at once, on the reader);
+//   3. end_eager(): publishes its full stamp, then (a writer) the call in its eager_written
+//      word, then its hash and round n in its entry — after it finished reading.
+// A reader needs no further comparison of that call: it compared with the entry it read, and
+// any other member either read the same entry or is a writer, which compares with every member
+// that wrote (a chain of readers ends at a writer). So a comparison skips a member whose
+// eager_written says it only read in the calls compared, once it published the last of them.
+// A broadcast root runs up to kEagerDepth calls ahead of its slowest reader, and a member that
+// only writes learns of a mismatch or a failure late: when its entry comes round again, at the
+// next standard round (which compares the eager calls since the last comparison), or when a
+// member's failure poisons the window. While a member rewrites an entry and its stamp line,
+// their round words say n - 1 (done with n - kEagerDepth, not yet n), and a hash or stamp
+// counts only if the round word said its call before and after the read, so a comparison never
+// reads half of a new one. Of two writers that compare each other's entry of one call while
+// about to reuse their own, at least one sees the other's intact: each compares before it
+// marks its own entry (acquire loads, release store). Two different stamps share a hash with a
+// chance of 2^-64 (the same operation with another seq: never).
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
 
@@ -193,7 +202,9 @@ class LocalWindow {
  private:
   struct Header;
   struct Arrival;
+  struct EagerEntry;
   struct Control;
+  static constexpr uint32_t kEntriesPerLine = 2;  // eager entries in a cache line
 
   LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
               int64_t spin_us, bool member_reads, SlotStores slot_stores);
@@ -214,6 +225,7 @@ class LocalWindow {
   bool wait_for_everyone(const WordOf& word_of, uint32_t round, util::LazyDeadline& deadline,
                          const std::function<bool()>& interrupted, WaitResult* result);
   Arrival& eager_line(int member, uint32_t call) const;
+  EagerEntry& eager_entry(int member, uint32_t call) const;
   // Spins until ready() or the spin ends; true when ready.
   template <typename Ready>
   bool spin_until(const Ready& ready);
@@ -222,9 +234,12 @@ class LocalWindow {
   // Compares every member's stamps of the eager calls after the last one checked, up to
   // `last` or the first call that a member has not published yet.
   StampMismatch check_eager_stamps(uint32_t last);
-  // `member`'s stamp of eager call `call` and mine, if a consistent copy of its line still
-  // differs from mine (else member is -1). Out of line: the comparisons' loop stays tight.
-  [[gnu::noinline]] StampMismatch copy_eager_mismatch(int member, uint32_t call) const;
+  // `member` and its stamp of eager call `call` beside mine, if its entry still has that call
+  // and another hash than mine (else member is -1). Out of line: the comparisons' loop stays
+  // tight.
+  [[gnu::noinline]] StampMismatch confirm_eager_mismatch(int member, uint32_t call) const;
+  // `member`, its full stamp of eager call `call` and `mine`, for an error message.
+  StampMismatch describe_eager_mismatch(int member, uint32_t call, const RoundStamp& mine) const;
   void adapt_spin(std::chrono::steady_clock::duration slept);
 
   transport::SharedSegment segment_;
@@ -234,12 +249,15 @@ class LocalWindow {
   std::size_t controls_offset_;
   std::size_t slots_offset_;
   std::vector<transport::ProcessWatch> watches_;
-  uint32_t round_ = 0;                 // the last round every member reached
-  uint32_t eager_ = 0;                 // my eager calls so far (the current one while it runs)
-  uint32_t eager_checked_ = 0;         // every member's stamps agree up to this eager call
-  bool eager_read_[kEagerDepth] = {};  // by call: whether I read (and compared) a line in it
-  RoundStamp eager_stamp_;             // the current eager call's
-  StampMismatch eager_mismatch_;       // see eager_mismatch()
+  uint32_t round_ = 0;                     // the last round every member reached
+  uint32_t eager_ = 0;                     // my eager calls so far (the current one while it runs)
+  uint32_t eager_checked_ = 0;             // every member's stamps agree up to this eager call
+  bool eager_read_[kEagerDepth] = {};      // by call: whether I read (and compared) a line in it
+  RoundStamp eager_stamp_;                 // the current eager call's
+  uint64_t eager_hash_ = 0;                // and its hash (eager_stamp_hash)
+  transport::Signature hashed_signature_;  // the last eager call's signature
+  uint64_t signature_hash_ = 0;            // and its hash (signature_hash)
+  StampMismatch eager_mismatch_;           // see eager_mismatch()
 
   // Once every member published its cores: whether members outnumber them, and the spin.
   void choose_spin();

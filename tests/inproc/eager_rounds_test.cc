@@ -159,6 +159,36 @@ TEST(EagerRounds, TwoRootsAreAMismatchWhenTheirLinesComeRoundAgain) {
   });
 }
 
+TEST(EagerRounds, AWriterAmongLongTimeReadersIsStillCompared) {
+  // Ranks 1 and 2 only read for two rings, so the comparisons skip their entries; then rank 1
+  // writes (a reduce) where rank 0 broadcasts: the two writers must still be compared.
+  run_ranks(3, [](ProcessGroup& group) {
+    const int me = group.rank();
+    std::vector<int32_t> data(2, me);
+    for (int call = 0; call < 2 * static_cast<int>(core::LocalWindow::kEagerDepth) + 7; ++call) {
+      group.broadcast(data, 0);
+    }
+    if (me == 1) {
+      group.reduce(data, 0);
+    } else {
+      group.broadcast(data, 0);
+    }
+    // Rank 2 read rank 0's call and matched it: it learns from the others, at the barrier or
+    // (when it got through before they found the mismatch) at its next collective.
+    Error error = error_of([&] {
+      group.barrier();
+      if (me == 2) group.barrier();
+    });
+    EXPECT_TRUE(error.code() == ErrorCode::kMismatch || error.code() == ErrorCode::kAborted)
+        << "rank " << me << ": " << error.what();
+    if (me != 2) {
+      std::string what = error.what();
+      EXPECT_NE(what.find("reduce("), std::string::npos) << what;
+      EXPECT_NE(what.find("broadcast("), std::string::npos) << what;
+    }
+  });
+}
+
 TEST(EagerRounds, AReaderOfAnotherRootFailsAtOnceAndTheOthersAtTheirNextCall) {
   run_ranks(3, [](ProcessGroup& group) {
     const int me = group.rank();
