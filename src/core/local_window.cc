@@ -476,6 +476,15 @@ int LocalWindow::read_member(int member, uint64_t address, void* local, std::siz
   return transport::read_process_memory(control(member).pid, address, local, bytes);
 }
 
+bool LocalWindow::stamps_may_differ() const {
+  if (eager_checked_ != eager_) return true;
+  const RoundStamp& mine = control(rank_).arrivals[round_ & 1].stamp;
+  for (int m = 0; m < members_; ++m) {
+    if (!(control(m).arrivals[round_ & 1].stamp == mine)) return true;
+  }
+  return false;
+}
+
 StampMismatch LocalWindow::find_other_stamp() {
   StampMismatch found;
   found.mine = control(rank_).arrivals[round_ & 1].stamp;

@@ -158,6 +158,10 @@ class LocalWindow {
   // A member that published another stamp than mine in the round just completed, or in one of
   // the eager calls made since the round before it (those only their writers have checked).
   StampMismatch find_other_stamp();
+  // False when find_other_stamp() would surely find none: every member's stamp of the round
+  // equals mine (compared in place) and no eager call awaits comparison. The common case of
+  // every round, without building a StampMismatch.
+  bool stamps_may_differ() const;
 
   // --- eager rounds (see the top of this file) ---
   static constexpr std::size_t kEagerBytes = 16;

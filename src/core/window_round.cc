@@ -50,6 +50,7 @@ void Communicator::wait_window_round(LocalWindow& window, const OpInfo& info,
                                      util::LazyDeadline& deadline) {
   WaitResult result = window.wait_all(deadline, broken_check_);
   if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  if (!window.stamps_may_differ()) return;
   StampMismatch mismatch = window.find_other_stamp();
   if (mismatch.member >= 0) fail_window_mismatch(window, mismatch, info);
 }
