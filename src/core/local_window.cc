@@ -595,25 +595,24 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
   }
   if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {
     if (eager_read_[call % kEagerDepth]) {
-      // I read in that call and compared the stamp of the line I read: nothing more to
-      // compare, and nobody reads my line of it but to compare stamps, which the reuse marker
+      // I read in that call and compared the stamp hash of the entry I read: nothing more to
+      // compare, and nobody reads my entry of it but to compare stamps, which the reuse marker
       // below makes safe.
       eager_checked_ = reused;
     } else {
-      // I only wrote: every member must be done with my line before I reuse it. Waiting until
-      // they are done with half the ring, not just this line, spares the next half-ring of
+      // I only wrote: every member must be done with my entry before I reuse it. Waiting until
+      // they are done with half the ring, not just this entry, spares the next half-ring of
       // calls the wait: a writer that outruns its readers would otherwise wait at every call,
-      // each time for a line that a reader is about to write, and both would pay for it.
+      // each time for an entry that a reader is about to write, and both would pay for it.
       uint32_t freed = call - kEagerDepth / 2;
       auto entry_round = [&](int m) -> std::atomic<uint32_t>& {
         return eager_entry(m, freed).round;
       };
       if (!wait_for_everyone(entry_round, freed, deadline, interrupted, &result)) return result;
-      // Compared in batches (a comparison reads a line its owner wrote, a cache miss, and
-      // misses in a row overlap), and before my line of call `reused` is marked as being
-      // reused (see the top of the file).
-      // Up to `freed`, which every member has published: members that only read need no
-      // look at their entries then.
+      // Compared in batches (a comparison reads an entry its owner wrote, a cache miss, and
+      // misses in a row overlap), before my entry of call `reused` is marked as being reused
+      // (see the top of the file), and up to `freed`, which every member has published: then
+      // members that only read need no look at their entries.
       if (StampMismatch found = check_eager_stamps(freed); found.member >= 0) {
         eager_mismatch_ = found;
         return result;
