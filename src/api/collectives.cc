@@ -7,6 +7,7 @@
 #include "api/argument_checks.h"
 #include "api/collective_launcher.h"
 #include "coll/algorithms.h"
+#include "coll/member_list.h"
 #include "coll/selector.h"
 #include "reduce/reduce_kernels.h"
 #include "weft/process_group.h"
@@ -16,6 +17,8 @@ namespace weft {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
+// One size per rank, inline for small groups (an allocation is a visible part of a small call).
+using Sizes = coll::MemberList<std::size_t>;
 
 core::OpSignature signature_of(core::OpKind kind, DType dtype, std::size_t count,
                                ReduceOp::Kind reduce = ReduceOp::kSum, int root = -1) {
@@ -101,8 +104,8 @@ void finish_average(ReduceOp op, DType dtype, void* data, std::size_t count, int
   if (op.kind == ReduceOp::kAvg) reduce::divide(dtype, data, count, static_cast<std::size_t>(size));
 }
 
-std::vector<std::size_t> prefix_offsets(const std::vector<std::size_t>& sizes) {
-  std::vector<std::size_t> offsets(sizes.size(), 0);
+Sizes prefix_offsets(const Sizes& sizes) {
+  Sizes offsets(static_cast<int>(sizes.size()), 0);
   for (std::size_t i = 1; i < sizes.size(); ++i) offsets[i] = offsets[i - 1] + sizes[i - 1];
   return offsets;
 }
@@ -218,7 +221,7 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
   check_count(*comm, "all_gather", "the output", output.count(), input.count() * comm->size());
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllGather, output.bytes(), options);
-  std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
+  Sizes byte_counts(comm->size(), input.bytes());
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
@@ -255,13 +258,14 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
                                                   const CollectiveOptions& options, bool async) {
   api::check_buffer(*comm, input.data(), input.count(), "all_gather", "the input");
   check_list_size(*comm, "all_gather", "the output list", outputs.size());
-  std::vector<std::size_t> byte_counts;
+  Sizes byte_counts(comm->size());
   std::size_t total = 0, total_count = 0;
   bool equal = true;
-  for (const BufferView& output : outputs) {
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    const BufferView& output = outputs[r];
     api::check_buffer(*comm, output.data(), output.count(), "all_gather", "an output");
     check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
-    byte_counts.push_back(output.bytes());
+    byte_counts[r] = output.bytes();
     total += output.bytes();
     total_count += output.count();
     equal = equal && output.bytes() == outputs[0].bytes();
@@ -316,7 +320,7 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
   }
   coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kGather, input.bytes() * comm->size(), options);
-  std::vector<std::size_t> byte_counts(comm->size(), input.bytes());
+  Sizes byte_counts(comm->size(), input.bytes());
   return api::launch(
       comm,
       {"gather",
@@ -359,7 +363,7 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
   }
   coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kScatter, output.bytes() * comm->size(), options);
-  std::vector<std::size_t> byte_counts(comm->size(), output.bytes());
+  Sizes byte_counts(comm->size(), output.bytes());
   return api::launch(
       comm,
       {"scatter",
@@ -390,72 +394,54 @@ std::shared_ptr<Work> ProcessGroup::iscatter(const std::vector<ConstBufferView>&
 
 // --- reduce_scatter --------------------------------------------------------------------------
 
+// A reduce_scatter's contributions, one block per rank: in one buffer in rank order (the tensor
+// form, or a list whose blocks happen to lie so), or each block where the caller keeps it.
+struct ReduceScatterInputs {
+  const void* packed = nullptr;         // the blocks in one buffer, or null
+  std::vector<ConstBufferView> blocks;  // when not packed
+};
+
 static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::Communicator>& comm,
-                                                   std::vector<ConstBufferView> inputs,
+                                                   ReduceScatterInputs inputs, Sizes counts,
                                                    BufferView output, ReduceOp op,
                                                    const CollectiveOptions& options, bool async) {
   api::check_buffer(*comm, output.data(), output.count(), "reduce_scatter", "the output");
   check_op(*comm, "reduce_scatter", output.dtype(), op);
-  check_list_size(*comm, "reduce_scatter", "the input list", inputs.size());
-  std::vector<std::size_t> counts;
-  counts.reserve(inputs.size());
-  std::size_t total = 0;
-  for (const ConstBufferView& input : inputs) {
-    api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "an input");
-    check_same_dtype(*comm, "reduce_scatter", input.dtype(), output.dtype());
-    counts.push_back(input.count());
-    total += input.count();
-  }
   check_count(*comm, "reduce_scatter", "the output", output.count(), counts[comm->rank()]);
-  DType dtype = output.dtype();
-  coll::Algorithm algorithm =
-      pick(*comm, coll::Collective::kReduceScatter, total * size_of(dtype), options);
-  int size = comm->size();
-  bool contiguous = true;
-  for (std::size_t r = 1; r < inputs.size(); ++r) {
-    contiguous =
-        contiguous && static_cast<const uint8_t*>(inputs[r].data()) ==
-                          static_cast<const uint8_t*>(inputs[r - 1].data()) + inputs[r - 1].bytes();
-  }
+  const DType dtype = output.dtype();
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  const std::size_t total_bytes = total * size_of(dtype);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduceScatter, total_bytes, options);
+  const int size = comm->size();
   return api::launch(
       comm,
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
-       static_cast<int64_t>(total * size_of(dtype)), options.segment_bytes},
+       static_cast<int64_t>(total_bytes), options.segment_bytes},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
       [inputs = std::move(inputs), counts = std::move(counts), algorithm, output, op, dtype, total,
-       contiguous, size](coll::CollectiveCall& call) {
+       total_bytes, size](coll::CollectiveCall& call) {
         // The algorithm reads the contributions as one block and never writes them: use the
         // caller's memory when it already is one block, else pack (and scale) a copy.
-        Bytes contributions;
-        const void* packed = contiguous ? inputs[0].data() : nullptr;
-        if (!contiguous || op.kind == ReduceOp::kPremulSum) {
-          contributions.resize(total * size_of(dtype));
-          std::size_t offset = 0;
-          for (const ConstBufferView& input : inputs) {
-            copy_bytes(contributions.data() + offset, input.data(), input.bytes());
-            offset += input.bytes();
+        Bytes copy;
+        const void* packed = inputs.packed;
+        if (!packed || op.kind == ReduceOp::kPremulSum) {
+          copy.resize(total_bytes);
+          if (packed) {
+            copy_bytes(copy.data(), packed, total_bytes);
+          } else {
+            std::size_t offset = 0;
+            for (const ConstBufferView& block : inputs.blocks) {
+              copy_bytes(copy.data() + offset, block.data(), block.bytes());
+              offset += block.bytes();
+            }
           }
-          if (op.kind == ReduceOp::kPremulSum) {
-            reduce::scale(dtype, contributions.data(), total, op.factor);
-          }
-          packed = contributions.data();
+          if (op.kind == ReduceOp::kPremulSum) reduce::scale(dtype, copy.data(), total, op.factor);
+          packed = copy.data();
         }
         coll::run_reduce_scatter(algorithm, call, packed, output.data(), counts, dtype, op);
         finish_average(op, dtype, output.data(), output.count(), size);
       },
       async);
-}
-
-static std::vector<ConstBufferView> split_blocks(ConstBufferView input, int size) {
-  std::size_t block = size > 0 ? input.count() / size : 0;
-  std::vector<ConstBufferView> blocks;
-  blocks.reserve(static_cast<std::size_t>(size));
-  for (int r = 0; r < size; ++r) {
-    blocks.emplace_back(
-        static_cast<const uint8_t*>(input.data()) + r * block * size_of(input.dtype()), block,
-        input.dtype());
-  }
-  return blocks;
 }
 
 static std::shared_ptr<Work> reduce_scatter_tensor_impl(
@@ -464,7 +450,33 @@ static std::shared_ptr<Work> reduce_scatter_tensor_impl(
   api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "the input");
   check_same_dtype(*comm, "reduce_scatter", input.dtype(), output.dtype());
   check_count(*comm, "reduce_scatter", "the input", input.count(), output.count() * comm->size());
-  return reduce_scatter_common(comm, split_blocks(input, comm->size()), output, op, options, async);
+  return reduce_scatter_common(comm, {input.data(), {}}, Sizes(comm->size(), output.count()),
+                               output, op, options, async);
+}
+
+static std::shared_ptr<Work> reduce_scatter_list_impl(
+    const std::shared_ptr<core::Communicator>& comm, const std::vector<ConstBufferView>& inputs,
+    BufferView output, ReduceOp op, const CollectiveOptions& options, bool async) {
+  check_list_size(*comm, "reduce_scatter", "the input list", inputs.size());
+  Sizes counts(comm->size());
+  bool contiguous = true;
+  for (std::size_t r = 0; r < inputs.size(); ++r) {
+    const ConstBufferView& input = inputs[r];
+    api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "an input");
+    check_same_dtype(*comm, "reduce_scatter", input.dtype(), output.dtype());
+    counts[r] = input.count();
+    contiguous = contiguous && (r == 0 || static_cast<const uint8_t*>(input.data()) ==
+                                              static_cast<const uint8_t*>(inputs[r - 1].data()) +
+                                                  inputs[r - 1].bytes());
+  }
+  ReduceScatterInputs blocks;
+  if (contiguous) {
+    blocks.packed = inputs[0].data();
+  } else {
+    blocks.blocks = inputs;
+  }
+  return reduce_scatter_common(comm, std::move(blocks), std::move(counts), output, op, options,
+                               async);
 }
 
 void ProcessGroup::reduce_scatter(ConstBufferView input, BufferView output, ReduceOp op,
@@ -477,19 +489,20 @@ std::shared_ptr<Work> ProcessGroup::ireduce_scatter(ConstBufferView input, Buffe
 }
 void ProcessGroup::reduce_scatter(const std::vector<ConstBufferView>& inputs, BufferView output,
                                   ReduceOp op, const CollectiveOptions& options) {
-  reduce_scatter_common(comm_, inputs, output, op, options, false);
+  reduce_scatter_list_impl(comm_, inputs, output, op, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::ireduce_scatter(const std::vector<ConstBufferView>& inputs,
                                                     BufferView output, ReduceOp op,
                                                     const CollectiveOptions& options) {
-  return reduce_scatter_common(comm_, inputs, output, op, options, true);
+  return reduce_scatter_list_impl(comm_, inputs, output, op, options, true);
 }
 
 // --- all_to_all ------------------------------------------------------------------------------
 
-static std::vector<std::size_t> splits_or_equal(const core::Communicator& comm, const char* what,
-                                                const std::vector<std::size_t>& splits,
-                                                std::size_t count) {
+// The byte counts of a call's blocks: its split sizes (checked), or equal blocks.
+static Sizes block_bytes(const core::Communicator& comm, const char* what,
+                         const std::vector<std::size_t>& splits, std::size_t count,
+                         std::size_t element) {
   int size = comm.size();
   if (splits.empty()) {
     if (count % size != 0) {
@@ -498,12 +511,14 @@ static std::vector<std::size_t> splits_or_equal(const core::Communicator& comm, 
                                 " elements, not divisible into " + std::to_string(size) +
                                 " equal blocks (pass split sizes)");
     }
-    return std::vector<std::size_t>(size, count / size);
+    return Sizes(size, count / size * element);
   }
   check_list_size(comm, "all_to_all", what, splits.size());
   std::size_t sum = std::accumulate(splits.begin(), splits.end(), std::size_t{0});
   check_count(comm, "all_to_all", what, count, sum);
-  return splits;
+  Sizes bytes(size);
+  for (int r = 0; r < size; ++r) bytes[r] = splits[r] * element;
+  return bytes;
 }
 
 static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communicator>& comm,
@@ -514,17 +529,14 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
   api::check_buffer(*comm, input.data(), input.count(), "all_to_all", "the input");
   api::check_buffer(*comm, output.data(), output.count(), "all_to_all", "the output");
   check_same_dtype(*comm, "all_to_all", input.dtype(), output.dtype());
-  auto sends = splits_or_equal(*comm, "the input", input_splits, input.count());
-  auto recvs = splits_or_equal(*comm, "the output", output_splits, output.count());
+  const std::size_t element = size_of(input.dtype());
+  Sizes sends = block_bytes(*comm, "the input", input_splits, input.count(), element);
+  Sizes recvs = block_bytes(*comm, "the output", output_splits, output.count(), element);
   bool even = input_splits.empty() && output_splits.empty();
   if (even) check_count(*comm, "all_to_all", "the output", output.count(), input.count());
-  std::size_t element = size_of(input.dtype());
-  for (auto* list : {&sends, &recvs}) {
-    for (auto& count : *list) count *= element;
-  }
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
-  auto send_offsets = prefix_offsets(sends);
-  auto recv_offsets = prefix_offsets(recvs);
+  Sizes send_offsets = prefix_offsets(sends);
+  Sizes recv_offsets = prefix_offsets(recvs);
   return api::launch(
       comm,
       {"all_to_all",
@@ -560,14 +572,14 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
                                                   const CollectiveOptions& options, bool async) {
   check_list_size(*comm, "all_to_all", "the input list", inputs.size());
   check_list_size(*comm, "all_to_all", "the output list", outputs.size());
-  std::vector<std::size_t> sends, recvs;
+  Sizes sends(comm->size()), recvs(comm->size());
   for (std::size_t r = 0; r < inputs.size(); ++r) {
     api::check_buffer(*comm, inputs[r].data(), inputs[r].count(), "all_to_all", "an input");
     api::check_buffer(*comm, outputs[r].data(), outputs[r].count(), "all_to_all", "an output");
     check_same_dtype(*comm, "all_to_all", inputs[r].dtype(), outputs[0].dtype());
     check_same_dtype(*comm, "all_to_all", inputs[0].dtype(), outputs[r].dtype());
-    sends.push_back(inputs[r].bytes());
-    recvs.push_back(outputs[r].bytes());
+    sends[r] = inputs[r].bytes();
+    recvs[r] = outputs[r].bytes();
   }
   coll::Algorithm algorithm =
       pick(*comm, coll::Collective::kAllToAll,
@@ -577,13 +589,14 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
       {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
        options.segment_bytes},
       [=](coll::CollectiveCall& call) {
-        auto send_offsets = prefix_offsets(sends);
-        auto recv_offsets = prefix_offsets(recvs);
-        Bytes packed(send_offsets.back() + sends.back());
+        Sizes send_offsets = prefix_offsets(sends);
+        Sizes recv_offsets = prefix_offsets(recvs);
+        const int last = call.size() - 1;
+        Bytes packed(send_offsets[last] + sends[last]);
         for (std::size_t r = 0; r < inputs.size(); ++r) {
           copy_bytes(packed.data() + send_offsets[r], inputs[r].data(), sends[r]);
         }
-        Bytes unpacked(recv_offsets.back() + recvs.back());
+        Bytes unpacked(recv_offsets[last] + recvs[last]);
         coll::run_all_to_all(algorithm, call, packed.data(), sends, send_offsets, unpacked.data(),
                              recvs, recv_offsets);
         for (std::size_t r = 0; r < outputs.size(); ++r) {

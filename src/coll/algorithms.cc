@@ -43,11 +43,11 @@ bool use_window(CollectiveCall& call, Algorithm& algorithm, Collective collectiv
   return false;
 }
 
-std::size_t sum(const std::vector<std::size_t>& sizes) {
+std::size_t sum(std::span<const std::size_t> sizes) {
   return std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
 }
 
-bool all_equal(const std::vector<std::size_t>& sizes) {
+bool all_equal(std::span<const std::size_t> sizes) {
   return std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) == sizes.end();
 }
 
@@ -107,7 +107,7 @@ void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size
 }
 
 void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                    const std::vector<std::size_t>& byte_counts) {
+                    std::span<const std::size_t> byte_counts) {
   if (use_window(call, algorithm, Collective::kAllGather, sum(byte_counts),
                  all_equal(byte_counts))) {
     return shm_all_gather(call, input, output, byte_counts);
@@ -125,19 +125,19 @@ void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input
 }
 
 void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                const std::vector<std::size_t>& byte_counts, int root) {
+                std::span<const std::size_t> byte_counts, int root) {
   if (algorithm != Algorithm::kBinomial) unknown("gather", algorithm);
   binomial_gather(call, input, output, byte_counts, root);
 }
 
 void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                 const std::vector<std::size_t>& byte_counts, int root) {
+                 std::span<const std::size_t> byte_counts, int root) {
   if (algorithm != Algorithm::kBinomial) unknown("scatter", algorithm);
   binomial_scatter(call, input, output, byte_counts, root);
 }
 
 void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op) {
+                        std::span<const std::size_t> counts, DType dtype, ReduceOp op) {
   if (use_window(call, algorithm, Collective::kReduceScatter, sum(counts) * size_of(dtype))) {
     return shm_reduce_scatter(call, input, output, counts, dtype, op);
   }
@@ -146,10 +146,10 @@ void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* i
 }
 
 void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input,
-                    const std::vector<std::size_t>& send_bytes,
-                    const std::vector<std::size_t>& send_offsets, void* output,
-                    const std::vector<std::size_t>& recv_bytes,
-                    const std::vector<std::size_t>& recv_offsets) {
+                    std::span<const std::size_t> send_bytes,
+                    std::span<const std::size_t> send_offsets, void* output,
+                    std::span<const std::size_t> recv_bytes,
+                    std::span<const std::size_t> recv_offsets) {
   if (use_window(call, algorithm, Collective::kAllToAll, sum(send_bytes))) {
     return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
   }

@@ -3,6 +3,7 @@
 // element counts for reductions).
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -19,18 +20,18 @@ void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::
 void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root);
 void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                    const std::vector<std::size_t>& byte_counts);
+                    std::span<const std::size_t> byte_counts);
 void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                const std::vector<std::size_t>& byte_counts, int root);
+                std::span<const std::size_t> byte_counts, int root);
 void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                 const std::vector<std::size_t>& byte_counts, int root);
+                 std::span<const std::size_t> byte_counts, int root);
 void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
-                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op);
+                        std::span<const std::size_t> counts, DType dtype, ReduceOp op);
 void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input,
-                    const std::vector<std::size_t>& send_bytes,
-                    const std::vector<std::size_t>& send_offsets, void* output,
-                    const std::vector<std::size_t>& recv_bytes,
-                    const std::vector<std::size_t>& recv_offsets);
+                    std::span<const std::size_t> send_bytes,
+                    std::span<const std::size_t> send_offsets, void* output,
+                    std::span<const std::size_t> recv_bytes,
+                    std::span<const std::size_t> recv_offsets);
 void run_barrier(Algorithm algorithm, CollectiveCall& call);
 void run_scan(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
               std::size_t count, DType dtype, ReduceOp op, bool exclusive);

@@ -13,6 +13,7 @@
 #include <latch>
 #include <memory>
 #include <numeric>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,7 +190,7 @@ TEST(MovingAlgorithms, BroadcastLargeMessageInManySegments) {
 // all_gather
 
 using AllGatherFn = void (*)(coll::CollectiveCall&, const void*, void*,
-                             const std::vector<std::size_t>&);
+                             std::span<const std::size_t>);
 
 // The expected output of an all-gather of `counts` with `seed`.
 std::vector<uint8_t> gathered(int seed, const std::vector<std::size_t>& counts) {
@@ -367,9 +368,9 @@ std::size_t pair_bytes(int from, int to, std::size_t m, int variant) {
   return m + static_cast<std::size_t>(from + 2 * to);
 }
 
-using AllToAllFn = void (*)(coll::CollectiveCall&, const void*, const std::vector<std::size_t>&,
-                            const std::vector<std::size_t>&, void*, const std::vector<std::size_t>&,
-                            const std::vector<std::size_t>&);
+using AllToAllFn = void (*)(coll::CollectiveCall&, const void*, std::span<const std::size_t>,
+                            std::span<const std::size_t>, void*, std::span<const std::size_t>,
+                            std::span<const std::size_t>);
 
 // One all_to_all of blocks pair_bytes(m, variant) against the bytes every rank derives for
 // itself. In place (output in the input buffer, at the same offsets: variant 0 only) when

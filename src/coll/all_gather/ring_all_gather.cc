@@ -8,7 +8,7 @@
 namespace weft::coll {
 
 void ring_all_gather(CollectiveCall& call, const void* input, void* output,
-                     const std::vector<std::size_t>& byte_counts) {
+                     std::span<const std::size_t> byte_counts) {
   const int p = call.size(), rank = call.rank();
   if (byte_counts.size() != static_cast<std::size_t>(p)) {
     throw Error(ErrorCode::kInternal, "ring_all_gather: " + std::to_string(byte_counts.size()) +

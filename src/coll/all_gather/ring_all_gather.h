@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -24,6 +25,6 @@
 namespace weft::coll {
 
 void ring_all_gather(CollectiveCall& call, const void* input, void* output,
-                     const std::vector<std::size_t>& byte_counts);
+                     std::span<const std::size_t> byte_counts);
 
 }  // namespace weft::coll

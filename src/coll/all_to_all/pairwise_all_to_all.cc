@@ -13,10 +13,10 @@ constexpr std::size_t kPostAllBytes = 1u << 20;
 }  // namespace
 
 void pairwise_all_to_all(CollectiveCall& call, const void* input,
-                         const std::vector<std::size_t>& send_bytes,
-                         const std::vector<std::size_t>& send_offsets, void* output,
-                         const std::vector<std::size_t>& recv_bytes,
-                         const std::vector<std::size_t>& recv_offsets) {
+                         std::span<const std::size_t> send_bytes,
+                         std::span<const std::size_t> send_offsets, void* output,
+                         std::span<const std::size_t> recv_bytes,
+                         std::span<const std::size_t> recv_offsets) {
   const int p = call.size(), rank = call.rank();
   const auto n = static_cast<std::size_t>(p);
   if (send_bytes.size() != n || send_offsets.size() != n || recv_bytes.size() != n ||

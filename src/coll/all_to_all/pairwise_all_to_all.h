@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -26,9 +27,9 @@
 namespace weft::coll {
 
 void pairwise_all_to_all(CollectiveCall& call, const void* input,
-                         const std::vector<std::size_t>& send_bytes,
-                         const std::vector<std::size_t>& send_offsets, void* output,
-                         const std::vector<std::size_t>& recv_bytes,
-                         const std::vector<std::size_t>& recv_offsets);
+                         std::span<const std::size_t> send_bytes,
+                         std::span<const std::size_t> send_offsets, void* output,
+                         std::span<const std::size_t> recv_bytes,
+                         std::span<const std::size_t> recv_offsets);
 
 }  // namespace weft::coll

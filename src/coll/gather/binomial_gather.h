@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -26,6 +27,6 @@
 namespace weft::coll {
 
 void binomial_gather(CollectiveCall& call, const void* input, void* output,
-                     const std::vector<std::size_t>& byte_counts, int root);
+                     std::span<const std::size_t> byte_counts, int root);
 
 }  // namespace weft::coll

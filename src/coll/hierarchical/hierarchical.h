@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -35,6 +36,6 @@ void hierarchical_broadcast(CollectiveCall& call, void* data, std::size_t bytes,
 void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DType dtype,
                          ReduceOp op, int root);
 void hierarchical_all_gather(CollectiveCall& call, const void* input, void* output,
-                             const std::vector<std::size_t>& byte_counts);
+                             std::span<const std::size_t> byte_counts);
 
 }  // namespace weft::coll

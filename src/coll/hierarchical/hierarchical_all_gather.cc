@@ -9,7 +9,7 @@
 namespace weft::coll {
 
 void hierarchical_all_gather(CollectiveCall& call, const void* input, void* output,
-                             const std::vector<std::size_t>& byte_counts) {
+                             std::span<const std::size_t> byte_counts) {
   const core::HostLayout& layout = call.communicator().host_layout();
   core::HostGroups& groups = call.communicator().host_groups();
   const int hosts = layout.hosts();

@@ -7,7 +7,7 @@
 namespace weft::coll::patterns {
 
 SubtreeBlocks::SubtreeBlocks(const BinomialTree& tree, int size,
-                             const std::vector<std::size_t>& byte_counts, const char* algorithm)
+                             std::span<const std::size_t> byte_counts, const char* algorithm)
     : offsets_(size + 1, 0), relative_(size + 1, 0) {
   if (byte_counts.size() != static_cast<std::size_t>(size)) {
     throw Error(ErrorCode::kInternal, std::string(algorithm) + ": " +

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/patterns/binomial_tree.h"
@@ -14,7 +15,7 @@ namespace weft::coll::patterns {
 class SubtreeBlocks {
  public:
   // Throws weft::Error(kInternal) naming `algorithm` when byte_counts has not one entry per rank.
-  SubtreeBlocks(const BinomialTree& tree, int size, const std::vector<std::size_t>& byte_counts,
+  SubtreeBlocks(const BinomialTree& tree, int size, std::span<const std::size_t> byte_counts,
                 const char* algorithm);
 
   // Byte offset of rank r's block in rank order; offset(size) is the total.

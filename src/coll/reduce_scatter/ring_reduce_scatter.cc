@@ -27,7 +27,7 @@ struct Arrival {
 }  // namespace
 
 void ring_reduce_scatter(CollectiveCall& call, const void* input, void* output,
-                         const std::vector<std::size_t>& counts, DType dtype, ReduceOp op) {
+                         std::span<const std::size_t> counts, DType dtype, ReduceOp op) {
   reduce::check_supported(dtype, op);  // before any message, so every rank fails alike
   const int size = call.size();
   const int rank = call.rank();

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -36,6 +37,6 @@
 namespace weft::coll {
 
 void ring_reduce_scatter(CollectiveCall& call, const void* input, void* output,
-                         const std::vector<std::size_t>& counts, DType dtype, ReduceOp op);
+                         std::span<const std::size_t> counts, DType dtype, ReduceOp op);
 
 }  // namespace weft::coll

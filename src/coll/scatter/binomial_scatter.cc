@@ -10,7 +10,7 @@
 namespace weft::coll {
 
 void binomial_scatter(CollectiveCall& call, const void* input, void* output,
-                      const std::vector<std::size_t>& byte_counts, int root) {
+                      std::span<const std::size_t> byte_counts, int root) {
   const int p = call.size(), rank = call.rank();
   const auto tree = patterns::BinomialTree::build(rank, p, root);
   const patterns::SubtreeBlocks blocks(tree, p, byte_counts, "binomial_scatter");

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -25,6 +26,6 @@
 namespace weft::coll {
 
 void binomial_scatter(CollectiveCall& call, const void* input, void* output,
-                      const std::vector<std::size_t>& byte_counts, int root);
+                      std::span<const std::size_t> byte_counts, int root);
 
 }  // namespace weft::coll

@@ -1,14 +1,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "coll/shm/member_list.h"
+#include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "util/stream_copy.h"
 
 namespace weft::coll {
 
 void shm_all_gather(CollectiveCall& call, const void* input, void* output,
-                    const std::vector<std::size_t>& byte_counts) {
+                    std::span<const std::size_t> byte_counts) {
   const int p = call.size();
   const int me = call.rank();
   auto* out = static_cast<uint8_t*>(output);

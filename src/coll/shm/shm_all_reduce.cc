@@ -2,7 +2,7 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/shm/member_list.h"
+#include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
 

@@ -51,7 +51,7 @@ bool overlap(const uint8_t* a, std::size_t a_bytes, const uint8_t* b, std::size_
 }
 
 // How far from the buffer's start its pieces (`bytes` at `offsets`) reach.
-std::size_t extent(const std::vector<std::size_t>& bytes, const std::vector<std::size_t>& offsets) {
+std::size_t extent(std::span<const std::size_t> bytes, std::span<const std::size_t> offsets) {
   std::size_t end = 0;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     if (bytes[i]) end = std::max(end, offsets[i] + bytes[i]);
@@ -102,8 +102,8 @@ Agreement agree(CollectiveCall& call, const Header& header, std::size_t read_dir
 // Copies my pieces from the others out of their buffers, then waits in one more round until
 // every member has done so (only then may anyone return and change its input).
 void read_directly(CollectiveCall& call, const Header& header, uint8_t* out,
-                   const std::vector<std::size_t>& recv_bytes,
-                   const std::vector<std::size_t>& recv_offsets) {
+                   std::span<const std::size_t> recv_bytes,
+                   std::span<const std::size_t> recv_offsets) {
   const int p = call.size();
   const int me = call.rank();
   std::exception_ptr failed;
@@ -128,8 +128,8 @@ void read_directly(CollectiveCall& call, const Header& header, uint8_t* out,
 // agree) small enough for the arrival lines: one round, no header. In place too: my line keeps
 // my input while my output is written.
 void inline_round(CollectiveCall& call, const uint8_t* in, std::size_t piece,
-                  const std::vector<std::size_t>& send_offsets, uint8_t* out,
-                  const std::vector<std::size_t>& recv_offsets) {
+                  std::span<const std::size_t> send_offsets, uint8_t* out,
+                  std::span<const std::size_t> recv_offsets) {
   const int p = call.size();
   const std::size_t total = piece * static_cast<std::size_t>(p);
   uint8_t* line = call.round_slot(total);
@@ -152,10 +152,10 @@ void inline_round(CollectiveCall& call, const uint8_t* in, std::size_t piece,
 // 0 without data; should the group then copy through the slots after all (some member cannot read
 // directly), everyone starts its data in round 1.
 void shm_all_to_all(CollectiveCall& call, const void* input,
-                    const std::vector<std::size_t>& send_bytes,
-                    const std::vector<std::size_t>& send_offsets, void* output,
-                    const std::vector<std::size_t>& recv_bytes,
-                    const std::vector<std::size_t>& recv_offsets) {
+                    std::span<const std::size_t> send_bytes,
+                    std::span<const std::size_t> send_offsets, void* output,
+                    std::span<const std::size_t> recv_bytes,
+                    std::span<const std::size_t> recv_offsets) {
   const int p = call.size();
   const int me = call.rank();
   const auto* in = static_cast<const uint8_t*>(input);

@@ -46,6 +46,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "coll/collective_call.h"
@@ -59,14 +60,14 @@ void shm_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType d
                     int root = -1);
 void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root);
 void shm_all_gather(CollectiveCall& call, const void* input, void* output,
-                    const std::vector<std::size_t>& byte_counts);
+                    std::span<const std::size_t> byte_counts);
 void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
-                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op);
+                        std::span<const std::size_t> counts, DType dtype, ReduceOp op);
 void shm_all_to_all(CollectiveCall& call, const void* input,
-                    const std::vector<std::size_t>& send_bytes,
-                    const std::vector<std::size_t>& send_offsets, void* output,
-                    const std::vector<std::size_t>& recv_bytes,
-                    const std::vector<std::size_t>& recv_offsets);
+                    std::span<const std::size_t> send_bytes,
+                    std::span<const std::size_t> send_offsets, void* output,
+                    std::span<const std::size_t> recv_bytes,
+                    std::span<const std::size_t> recv_offsets);
 void shm_barrier(CollectiveCall& call);
 
 }  // namespace weft::coll

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "coll/shm/member_list.h"
+#include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
 
@@ -13,7 +13,7 @@ namespace {
 // lines, the blocks side by side.
 void inline_round(CollectiveCall& call, const uint8_t* in, uint8_t* out,
                   const MemberList<std::size_t>& offsets, std::size_t total,
-                  const std::vector<std::size_t>& counts, DType dtype, ReduceOp op) {
+                  std::span<const std::size_t> counts, DType dtype, ReduceOp op) {
   const std::size_t element = size_of(dtype);
   const std::size_t bytes = total * element;
   if (bytes) std::memcpy(call.round_slot(bytes), in, bytes);
@@ -32,7 +32,7 @@ void inline_round(CollectiveCall& call, const uint8_t* in, uint8_t* out,
 // Round k: region b of each member's slot holds piece k of its input block b; member b
 // reduces region b of every slot into piece k of its output.
 void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
-                        const std::vector<std::size_t>& counts, DType dtype, ReduceOp op) {
+                        std::span<const std::size_t> counts, DType dtype, ReduceOp op) {
   const int p = call.size();
   const int me = call.rank();
   const std::size_t element = size_of(dtype);
