@@ -329,7 +329,13 @@ WaitResult LocalWindow::wait_all(util::LazyDeadline& deadline,
   uint32_t round = round_ + 1;
   WaitResult result;
   auto arrival = [&](int m) -> std::atomic<uint32_t>& { return arrival_of(m, round); };
-  if (wait_for_everyone(arrival, round, deadline, interrupted, &result)) round_ = round;
+  if (wait_for_everyone(arrival, round, deadline, interrupted, &result)) {
+    round_ = round;
+    // Everyone arrived here, so everyone finished reading the round before: my line of the
+    // next round's parity is free. Taking it now moves the invalidation of the others' copies
+    // off the next round's path (their next look at it comes after their own work).
+    prefetch_for_writing(&control(rank_).arrivals[(round + 1) & 1]);
+  }
   return result;
 }
 
