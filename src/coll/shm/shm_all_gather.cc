@@ -7,11 +7,47 @@
 
 namespace weft::coll {
 
+namespace {
+
+// Blocks of at most inline_bytes() each (every member derives that from the same sizes): one
+// round in the arrival lines, without the piece bookkeeping of longer calls, whose
+// instructions are most of a small call's time.
+void inline_round(CollectiveCall& call, const uint8_t* mine, uint8_t* out,
+                  std::span<const std::size_t> byte_counts, std::size_t largest,
+                  std::size_t my_offset) {
+  const int me = call.rank();
+  const std::size_t n = byte_counts[me];
+  if (n) std::memcpy(call.round_slot(largest), mine, n);
+  call.arrive_round();
+  if (n && mine != out + my_offset) std::memmove(out + my_offset, mine, n);
+  call.wait_round();
+  std::size_t offset = 0;
+  for (int m = 0; m < call.size(); ++m) {
+    if (m != me && byte_counts[m]) {
+      std::memcpy(out + offset, call.member_slot(m, largest), byte_counts[m]);
+    }
+    offset += byte_counts[m];
+  }
+}
+
+}  // namespace
+
 void shm_all_gather(CollectiveCall& call, const void* input, void* output,
                     std::span<const std::size_t> byte_counts) {
   const int p = call.size();
   const int me = call.rank();
   auto* out = static_cast<uint8_t*>(output);
+  if (p > 1) {
+    std::size_t largest = 0, my_offset = 0;
+    for (int m = 0; m < p; ++m) {
+      largest = std::max(largest, byte_counts[m]);
+      if (m < me) my_offset += byte_counts[m];
+    }
+    if (largest <= call.inline_bytes()) {
+      return inline_round(call, static_cast<const uint8_t*>(input), out, byte_counts, largest,
+                          my_offset);
+    }
+  }
   MemberList<std::size_t> offsets(p, 0);
   for (int m = 1; m < p; ++m) offsets[m] = offsets[m - 1] + byte_counts[m - 1];
   const std::size_t total = offsets[p - 1] + byte_counts[p - 1];
@@ -32,12 +68,9 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
   auto length_of = [&](int m, std::size_t k) {
     return std::min(piece, byte_counts[m] - std::min(byte_counts[m], k * piece));
   };
-  // Blocks this small ride in the arrival lines (every member derives that from the same sizes).
-  const bool tiny = largest <= call.inline_bytes();
   for (std::size_t k = 0; k < rounds; ++k) {
     const std::size_t n = length_of(me, k);
-    if (n && tiny) std::memcpy(call.round_slot(largest), source + k * piece, n);
-    if (n && !tiny) call.fill_slot(call.round_slot(), source + k * piece, n, n);
+    if (n) call.fill_slot(call.round_slot(), source + k * piece, n, n);
     call.arrive_round();
     if (copy_mine && n) {
       util::copy_into_output(out + offsets[me] + k * piece, source + k * piece, n, total);
@@ -46,8 +79,7 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
     for (int m = 0; m < p; ++m) {
       const std::size_t length = length_of(m, k);
       if (m == me || !length) continue;
-      const uint8_t* theirs = tiny ? call.member_slot(m, largest) : call.member_slot(m);
-      util::copy_into_output(out + offsets[m] + k * piece, theirs, length, total);
+      util::copy_into_output(out + offsets[m] + k * piece, call.member_slot(m), length, total);
     }
   }
 }
