@@ -105,8 +105,13 @@ void finish_average(ReduceOp op, DType dtype, void* data, std::size_t count, int
 }
 
 Sizes prefix_offsets(const Sizes& sizes) {
-  Sizes offsets(static_cast<int>(sizes.size()), 0);
-  for (std::size_t i = 1; i < sizes.size(); ++i) offsets[i] = offsets[i - 1] + sizes[i - 1];
+  const int n = static_cast<int>(sizes.size());
+  Sizes offsets(n);
+  std::size_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    offsets[i] = offset;
+    offset += sizes[i];
+  }
   return offsets;
 }
 
@@ -535,8 +540,6 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
   bool even = input_splits.empty() && output_splits.empty();
   if (even) check_count(*comm, "all_to_all", "the output", output.count(), input.count());
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
-  Sizes send_offsets = prefix_offsets(sends);
-  Sizes recv_offsets = prefix_offsets(recvs);
   return api::launch(
       comm,
       {"all_to_all",
@@ -544,9 +547,10 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
        signature_of(core::OpKind::kAllToAll, input.dtype(), even ? input.count() : 0),
        static_cast<int64_t>(input.bytes()), options.segment_bytes},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
-      [sends = std::move(sends), recvs = std::move(recvs), send_offsets = std::move(send_offsets),
-       recv_offsets = std::move(recv_offsets), algorithm, input,
+      [sends = std::move(sends), recvs = std::move(recvs), algorithm, input,
        output](coll::CollectiveCall& call) {
+        Sizes send_offsets = prefix_offsets(sends);
+        Sizes recv_offsets = prefix_offsets(recvs);
         coll::run_all_to_all(algorithm, call, input.data(), sends, send_offsets, output.data(),
                              recvs, recv_offsets);
       },

@@ -12,9 +12,12 @@ namespace weft::coll {
 template <typename T>
 class MemberList {
  public:
-  explicit MemberList(int members, T value = T{})
-      : members_(members), heap_(members > kInline ? members : 0, value) {
-    for (int m = 0; m < members && m < kInline; ++m) inline_[m] = value;
+  explicit MemberList(int members, T value = T{}) : members_(members) {
+    if (members > kInline) {
+      fill_heap(value);
+      return;
+    }
+    for (int m = 0; m < members; ++m) inline_[m] = value;
   }
   MemberList(const MemberList& other) : members_(other.members_), heap_(other.heap_) {
     copy_inline(other);
@@ -53,6 +56,8 @@ class MemberList {
 
  private:
   static constexpr int kInline = 16;
+  // Out of line: the inline constructor stays small enough to be inlined into every caller.
+  [[gnu::noinline]] void fill_heap(T value) { heap_.assign(members_, value); }
   void copy_inline(const MemberList& other) {
     for (int m = 0; m < members_ && m < kInline; ++m) inline_[m] = other.inline_[m];
   }
