@@ -305,7 +305,7 @@ uint8_t* LocalWindow::my_slot() { return slot_of(rank_, round_ + 1); }
 
 uint8_t* LocalWindow::my_slot(std::size_t bytes) {
   if (bytes > kInlineBytes) return my_slot();
-  return control(rank_).arrivals[(round_ + 1) & 1].data;
+  return staged_;
 }
 
 const uint8_t* LocalWindow::slot(int member) const { return slot_of(member, round_); }
@@ -319,6 +319,7 @@ void LocalWindow::arrive(const RoundStamp& stamp) {
   uint32_t round = round_ + 1;
   Control& mine = control(rank_);
   Arrival& arrival = mine.arrivals[round & 1];
+  std::memcpy(arrival.data, staged_, kInlineBytes);
   arrival.stamp = stamp;
   arrival.round.store(round, std::memory_order_seq_cst);
   if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(arrival.round);

@@ -253,7 +253,12 @@ class LocalWindow {
   std::size_t controls_offset_;
   std::size_t slots_offset_;
   std::vector<transport::ProcessWatch> watches_;
-  uint32_t round_ = 0;                     // the last round every member reached
+  uint32_t round_ = 0;  // the last round every member reached
+  // A small round's data until I arrive: written into my arrival line together with the stamp
+  // and the round word, not earlier, so that a member polling that line takes it from me once
+  // per round, not twice (2-rank 8 B all_gather in the slow vCPU mode: 0.595 -> 0.493 us).
+  // Eager calls gained nothing from it: their writer usually runs calls ahead of its readers.
+  alignas(16) uint8_t staged_[kInlineBytes] = {};
   uint32_t eager_ = 0;                     // my eager calls so far (the current one while it runs)
   uint32_t eager_checked_ = 0;             // every member's stamps agree up to this eager call
   bool eager_read_[kEagerDepth] = {};      // by call: whether I read (and compared) a line in it
