@@ -25,6 +25,7 @@ class MemberList {
   MemberList(MemberList&& other) noexcept
       : members_(other.members_), heap_(std::move(other.heap_)) {
     copy_inline(other);
+    other.members_ = 0;  // its heap entries moved here
   }
   MemberList& operator=(const MemberList& other) {
     if (this != &other) {
@@ -39,6 +40,7 @@ class MemberList {
       members_ = other.members_;
       heap_ = std::move(other.heap_);
       copy_inline(other);
+      other.members_ = 0;
     }
     return *this;
   }
@@ -59,7 +61,8 @@ class MemberList {
   // Out of line: the inline constructor stays small enough to be inlined into every caller.
   [[gnu::noinline]] void fill_heap(T value) { heap_.assign(members_, value); }
   void copy_inline(const MemberList& other) {
-    for (int m = 0; m < members_ && m < kInline; ++m) inline_[m] = other.inline_[m];
+    if (members_ > kInline) return;  // the entries are in heap_
+    for (int m = 0; m < members_; ++m) inline_[m] = other.inline_[m];
   }
 
   int members_;

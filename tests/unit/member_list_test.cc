@@ -52,6 +52,7 @@ TEST_P(MemberListSizes, AMovedListStillReadsItsValues) {
   MemberList<std::size_t> original = numbered(members);
   MemberList<std::size_t> moved(std::move(original));
   expect_numbered(moved, members);
+  EXPECT_EQ(original.size(), 0u);  // NOLINT(bugprone-use-after-move): empty, not dangling
   // Moved again inside a lambda, as a queued body is.
   auto body = [list = std::move(moved)] { return std::accumulate(list.begin(), list.end(), 0ul); };
   auto carried = std::move(body);
