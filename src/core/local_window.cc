@@ -12,6 +12,7 @@
 #include "util/futex.h"
 #include "util/log.h"
 #include "util/random_token.h"
+#include "util/remote_barrier.h"
 #include "weft/error.h"
 
 namespace weft::core {
@@ -155,7 +156,8 @@ struct alignas(64) LocalWindow::Control {
   // (can_read_members).
   uint64_t probe_word;
   uint64_t probe_address;
-  cpu_set_t cores;  // where the member may run (written once, before the window is used)
+  cpu_set_t cores;           // where the member may run (written once, before the window is used)
+  uint32_t remote_barriers;  // whether its process takes part in remote barriers (same)
 };
 
 LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
@@ -183,6 +185,39 @@ void LocalWindow::choose_spin() {
   max_spin_us_ = outnumbered_ ? kMaxOversubscribedSpinUs : kMaxSpinUs;
   if (!fixed_spin_) spin_us_ = outnumbered_ ? kInitialOversubscribedSpinUs : kInitialSpinUs;
   if (outnumbered_) slot_stores_.keep_ordinary_stores();
+}
+
+void LocalWindow::choose_publishing() {
+  // A sleeper's remote barrier interrupts the core of every member: worth it only while sleeps
+  // are rare, that is while every member has a core of its own.
+  bool everyone = true;
+  for (int m = 0; m < members_; ++m) everyone = everyone && control(m).remote_barriers;
+  sleepers_fence_ = everyone && !outnumbered_;
+}
+
+void LocalWindow::publish(std::atomic<uint32_t>& word, uint32_t value) {
+  const std::atomic<uint32_t>& sleepers = control(rank_).sleepers;
+  if (sleepers_fence_) {
+    // A member going to sleep on the word runs a barrier on my core between counting itself
+    // in `sleepers` and its last look at the word (announce_sleep): either it sees the value
+    // or I see it counted. Spares every publish the full fence of a sequentially consistent
+    // store (2-rank 8 B broadcast in the slow vCPU mode: about 5%).
+    word.store(value, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_relaxed) == 0) return;
+  } else {
+    // The store and the load must not pass each other (the sleeper does the mirror image).
+    word.store(value, std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_seq_cst) == 0) return;
+  }
+  util::futex_wake_all_shared(word);
+}
+
+void LocalWindow::announce_sleep(int member) {
+  control(member).sleepers.fetch_add(1, std::memory_order_seq_cst);
+  // Should the barrier fail (it cannot once registered), a missed wake-up costs one check
+  // interval, not a hang.
+  if (sleepers_fence_) util::remote_barrier();
 }
 
 LocalWindow::~LocalWindow() {
@@ -274,6 +309,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
     mine.probe_word = static_cast<uint64_t>(mine.pid);
     mine.probe_address = reinterpret_cast<uintptr_t>(&mine.probe_word);
     mine.cores = own_cores();
+    mine.remote_barriers = util::enable_remote_barriers();
   }
   // Every member says whether it is in; everybody uses the window only if all are.
   store.set(options.key_prefix + "ready/" + std::to_string(options.rank),
@@ -298,6 +334,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
     window->watches_.emplace_back(m == options.rank ? 0 : window->control(m).pid);
   }
   window->choose_spin();
+  window->choose_publishing();
   util::log_info("group '" + options.group_name + "': shared-memory window, " +
                  std::to_string(options.members) + " members, " + std::to_string(slot_bytes >> 10) +
                  " KiB slots");
@@ -324,8 +361,7 @@ void LocalWindow::arrive(const RoundStamp& stamp) {
   Arrival& arrival = mine.arrivals[round & 1];
   std::memcpy(arrival.data, staged_, kInlineBytes);
   arrival.stamp = stamp;
-  arrival.round.store(round, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(arrival.round);
+  publish(arrival.round, round);
 }
 
 WaitResult LocalWindow::wait_all(util::LazyDeadline& deadline,
@@ -439,7 +475,7 @@ bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t rou
       result->outcome = WaitOutcome::kTimeout;
       return false;
     }
-    theirs.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    announce_sleep(member);
     uint32_t seen = word.load(std::memory_order_seq_cst);
     if (!reached(seen, round)) {
       util::futex_wait_shared(word, seen, std::min(deadline.get(), now + kCheckInterval));
@@ -689,10 +725,7 @@ void LocalWindow::end_eager() {
     mine.eager_written.store(eager_, std::memory_order_relaxed);
   EagerEntry& entry = eager_entry(rank_, eager_);
   entry.stamp_hash = eager_hash_;
-  // seq_cst: the store and the load of the sleepers below must not pass each other (a reader
-  // going to sleep does the mirror image), or a sleeper could miss its wake-up.
-  entry.round.store(eager_, std::memory_order_seq_cst);
-  if (mine.sleepers.load(std::memory_order_seq_cst) > 0) util::futex_wake_all_shared(entry.round);
+  publish(entry.round, eager_);
 }
 
 void LocalWindow::poison(ErrorCode code, const std::string& reason) {

@@ -19,11 +19,14 @@
 // Waiting spins (pausing between checks, or yielding the core when the members outnumber the
 // cores they may run on together), then sleeps on a futex in the member's control block (the
 // round word of the parity it waits for); the spin adapts to how waits ended unless WEFT_SPIN_US
-// fixes it. A member that exits (pidfd), a deadline, a poisoned window (some member failed and said
-// so) or the caller's `interrupted` check (the group was aborted) ends a wait with a reason
-// instead. A member that destroys its group marks itself departed: a member waiting for it then
-// learns at once that it will not come. Nothing outlives the processes: the segment is a memfd (see
-// SharedSegment).
+// fixes it. A publisher wakes only when a sleeper counted itself in its control block; while
+// every member has a core of its own, a member going to sleep runs a remote barrier
+// (util/remote_barrier.h) between counting itself and its last look, so that publishing needs
+// no fence of its own (else both sides fence). A member that exits (pidfd), a deadline, a poisoned
+// window (some member failed and said so) or the caller's `interrupted` check (the group was
+// aborted) ends a wait with a reason instead. A member that destroys its group marks itself
+// departed: a member waiting for it then learns at once that it will not come. Nothing outlives the
+// processes: the segment is a memfd (see SharedSegment).
 //
 // Eager rounds: a rooted call of at most kEagerBytes (broadcast, reduce) in which the members
 // that only write do not wait for the ones that read. Each member has two rings of kEagerDepth
@@ -245,6 +248,13 @@ class LocalWindow {
   // `member`, its full stamp of eager call `call` and `mine`, for an error message.
   StampMismatch describe_eager_mismatch(int member, uint32_t call, const RoundStamp& mine) const;
   void adapt_spin(std::chrono::steady_clock::duration slept);
+  // Whether publishing may skip the full fence (sleepers_fence_): every member takes part in
+  // remote barriers and has a core of its own. The same answer on every member.
+  void choose_publishing();
+  // Stores `value` (a round I reached) in my `word` and wakes the members sleeping on it.
+  void publish(std::atomic<uint32_t>& word, uint32_t value);
+  // Counts me among the sleepers of `member`, before my last look at the word I sleep on.
+  void announce_sleep(int member);
 
   transport::SharedSegment segment_;
   int rank_;
@@ -276,6 +286,8 @@ class LocalWindow {
 
   bool fixed_spin_;
   bool outnumbered_ = false;  // more members than cores: spin by yielding, never by pausing
+  // Members about to sleep run a remote barrier, so publishing needs no fence (publish()).
+  bool sleepers_fence_ = false;
   int64_t max_spin_us_ = 0;
   int64_t spin_us_;
 

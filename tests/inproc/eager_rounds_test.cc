@@ -5,7 +5,9 @@
 // still reaches every rank: the reader at once, the writer at its next collective.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -228,5 +230,38 @@ TEST(EagerRounds, AReduceWithAnotherCountFailsOnTheRoot) {
   });
 }
 
+// With no spin (WEFT_SPIN_US=0) every wait sleeps on a futex, and every publish must wake it:
+// ordinary rounds, eager calls, barriers. One rank comes late to each call (by kLate, so the
+// other is asleep by then). A lost wake-up is a sleep until the next check
+// (core/local_window.cc, kCheckInterval: 10 ms): if every wait lost it, the calls below would
+// take 3 * kSleepCalls * 10 ms; the bound is a quarter of that.
+TEST(EagerRounds, WaitersThatSleepAreWokenByEveryPublish) {
+  constexpr int kSleepCalls = 200;
+  constexpr auto kLate = std::chrono::microseconds(200);
+  setenv("WEFT_SPIN_US", "0", 1);
+  auto started = std::chrono::steady_clock::now();
+  run_ranks(2, [&](ProcessGroup& group) {
+    const int me = group.rank();
+    for (int call = 0; call < kSleepCalls; ++call) {
+      const int root = call % 2;
+      std::vector<int32_t> data = {me == root ? value(root, call, 0) : -1};
+      if (me == root) std::this_thread::sleep_for(kLate);  // the reader sleeps
+      group.broadcast(data, root);
+      ASSERT_EQ(data[0], value(root, call, 0)) << "call " << call;
+      std::vector<int64_t> sums = {value(me, call, 0), value(me, call, 1)};
+      if (me != root) std::this_thread::sleep_for(kLate);
+      group.all_reduce(sums);
+      for (std::size_t i = 0; i < sums.size(); ++i) {
+        ASSERT_EQ(sums[i], int64_t{value(0, call, i)} + value(1, call, i)) << "call " << call;
+      }
+      if (me == root) std::this_thread::sleep_for(kLate);
+      group.barrier();
+    }
+  });
+  unsetenv("WEFT_SPIN_US");
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, 3 * kSleepCalls * std::chrono::milliseconds(10) / 4)
+      << "sleeping waiters were not woken by the publishes they waited for";
+}
 }  // namespace
 }  // namespace weft
