@@ -184,7 +184,6 @@ void LocalWindow::choose_spin() {
   outnumbered_ = members_ > std::max(1, CPU_COUNT(&all));
   max_spin_us_ = outnumbered_ ? kMaxOversubscribedSpinUs : kMaxSpinUs;
   if (!fixed_spin_) spin_us_ = outnumbered_ ? kInitialOversubscribedSpinUs : kInitialSpinUs;
-  if (outnumbered_) slot_stores_.keep_ordinary_stores();
 }
 
 void LocalWindow::choose_publishing() {

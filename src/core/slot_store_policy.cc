@@ -13,8 +13,12 @@ int SlotStorePolicy::class_of(std::size_t piece_bytes) {
   return std::min(log2 - std::countr_zero(kFromBytes), kClasses - 1);
 }
 
-void SlotStorePolicy::keep_ordinary_stores() {
-  if (setting_ == SlotStores::kAdaptive) setting_ = SlotStores::kOrdinary;
+int64_t SlotStorePolicy::RecentTimes::median() const {
+  const uint32_t n = std::min(count, kTrialCalls);
+  int64_t sorted[kTrialCalls];
+  std::copy(ns, ns + n, sorted);
+  std::nth_element(sorted, sorted + n / 2, sorted + n);
+  return sorted[n / 2];
 }
 
 bool SlotStorePolicy::streams(std::size_t piece_bytes) const {
@@ -41,9 +45,7 @@ void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::chrono
     learning.skip_next = false;
     return;
   }
-  double& mean = learning.mean_ns[streamed ? 1 : 0];
-  const auto sample = static_cast<double>(took.count());
-  mean = mean == 0 ? sample : mean + (sample - mean) / 8;
+  learning.recent[streamed ? 1 : 0].add(took.count());
   const bool overdue = !learning.trial && now - learning.last_trial >= kRetryAfter;
   if (--learning.calls_left > 0 && !overdue) return;
   end_phase(learning, size_class, now);
@@ -54,13 +56,16 @@ void SlotStorePolicy::end_phase(Learning& learning, int size_class,
   const int chosen = learning.streaming ? 1 : 0;
   if (!learning.trial) {
     learning.trial = true;
-    learning.mean_ns[1 - chosen] = 0;
+    learning.recent[1 - chosen] = RecentTimes{};
     learning.calls_left = kTrialCalls;
     learning.last_trial = now;
     publish(size_class, !learning.streaming);
   } else {
     learning.trial = false;
-    if (learning.mean_ns[1 - chosen] < learning.mean_ns[chosen] * kSwitchMargin) {
+    const RecentTimes& tried = learning.recent[1 - chosen];
+    const RecentTimes& kept = learning.recent[chosen];
+    if (!tried.empty() && !kept.empty() &&
+        static_cast<double>(tried.median()) < static_cast<double>(kept.median()) * kSwitchMargin) {
       learning.streaming = !learning.streaming;
       learning.period = kFirstPeriod;
     } else {

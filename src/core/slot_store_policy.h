@@ -13,9 +13,11 @@
 // So the window's leader (member 0) times its calls by the size of the slot pieces it writes,
 // in size classes, and publishes per class which kind is faster in a word of the window that
 // every member reads before it fills a slot. Now and then it tries the other kind for a few
-// calls, less often while its choice keeps holding, and at least every kRetryAfter. A member
-// that reads the word a call late only writes its slot the slower way once: the choice never
-// changes what is written, so the members need not agree on it.
+// calls, less often while its choice keeps holding, and at least every kRetryAfter, and compares
+// the median times of the last calls of each kind (when members outnumber cores, the scheduler
+// delays some calls by far more than the kinds differ; a mean followed those). A member that
+// reads the word a call late only writes its slot the slower way once: the choice never changes
+// what is written, so the members need not agree on it.
 #pragma once
 
 #include <atomic>
@@ -47,11 +49,6 @@ class SlotStorePolicy {
 
   static int class_of(std::size_t piece_bytes);
 
-  // Stops learning and keeps ordinary stores, unless a setting fixed the kind. For members
-  // that outnumber their cores: a call's time is then mostly the scheduler's, and trials
-  // chose badly (4 ranks on 2 cores, 1 MiB reduce_scatter median 155 -> 271 us learning).
-  void keep_ordinary_stores();
-
   // Whether a slot piece of `piece_bytes` is written with streaming stores now.
   bool streams(std::size_t piece_bytes) const;
 
@@ -61,13 +58,23 @@ class SlotStorePolicy {
               std::chrono::steady_clock::time_point now);
 
  private:
+  // The last kTrialCalls times of one kind of store; compared by their median, which a few
+  // calls that the scheduler delayed (members outnumbering cores) do not move.
+  struct RecentTimes {
+    int64_t ns[kTrialCalls] = {};
+    uint32_t count = 0;
+    void add(int64_t sample) { ns[count++ % kTrialCalls] = sample; }
+    bool empty() const { return count == 0; }
+    int64_t median() const;
+  };
   struct Learning {
     bool streaming = false;  // the kind chosen
     bool trial = false;      // trying the other kind now
     bool skip_next = true;   // the first call after a change pays for it: not counted
     uint32_t calls_left = kFirstPeriod;
     uint32_t period = kFirstPeriod;
-    double mean_ns[2] = {0, 0};  // recent call time by kind (ordinary, streaming); 0: none yet
+    // The last calls' times by kind (ordinary, streaming), oldest overwritten first.
+    RecentTimes recent[2];
     std::chrono::steady_clock::time_point last_trial{};
   };
   void publish(int size_class, bool streaming);
