@@ -7,15 +7,17 @@
 # mode changed is left out. Prints the median med_us per op, mode and system, and Open MPI's
 # time / weft's (> 1: weft faster).
 #
-# Usage: bench/small_by_mode.sh [-B BUILD] [-N RANKS] [-r ROUNDS]
+# Usage: bench/small_by_mode.sh [-B BUILD] [-N RANKS] [-r ROUNDS] [-b BYTES]
 #   -B  build directory with weft-bench, weftrun and anchors-shm (bench/shm_compare.sh builds it)
 #   -N  ranks (default 2)      -r  rounds, each one weft and one Open MPI invocation (default 8)
+#   -b  another size than the smallest (e.g. 64K: every op at that size instead)
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="$repo/build"; ranks=2; rounds=8
-while getopts "B:N:r:h" opt; do
+build="$repo/build"; ranks=2; rounds=8; bytes=8; most=16
+while getopts "B:N:r:b:h" opt; do
   case "$opt" in
     B) build="$OPTARG" ;; N) ranks="$OPTARG" ;; r) rounds="$OPTARG" ;;
+    b) bytes="$OPTARG"; most="$OPTARG" ;;
     *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -35,13 +37,13 @@ mpi() { timeout 300 mpirun.openmpi -np "$ranks" $oversubscribe --mca btl_tcp_if_
 run_weft() {  # CSV
   timeout 300 "$build/tools/weftrun/weftrun" --no-prefix -n "$ranks" \
     "$build/tools/weft-bench/weft-bench" \
-    all_reduce,broadcast,reduce,all_gather,reduce_scatter,all_to_all,barrier -b 8 -e 16 -c 1 \
+    all_reduce,broadcast,reduce,all_gather,reduce_scatter,all_to_all,barrier -b "$bytes" -e "$most" -c 1 \
     --target-seconds 0.05 --csv "$1" >/dev/null 2>&1
 }
 run_openmpi() {  # CSV
-  mpi "$anchors/mpi_coll_bench.openmpi" -H -t 0.05 -b 8 -e 16 -C "$(nproc)" \
+  mpi "$anchors/mpi_coll_bench.openmpi" -H -t 0.05 -b "$bytes" -e "$most" -C "$(nproc)" \
     -o allreduce,broadcast,allgather,reduce_scatter,alltoall,barrier >"$1" 2>/dev/null &&
-    mpi "$anchors/mpi_reduce_bench.openmpi" -t 0.05 -b 8 -e 8 -C "$(nproc)" >>"$1" 2>/dev/null
+    mpi "$anchors/mpi_reduce_bench.openmpi" -t 0.05 -b "$bytes" -e "$bytes" -C "$(nproc)" >>"$1" 2>/dev/null
 }
 for r in $(seq "$rounds"); do
   for system in weft openmpi; do
