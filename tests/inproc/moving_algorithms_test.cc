@@ -468,7 +468,7 @@ void check_large_shm_all_to_all() {
   for (int world : {2, 3, 4}) {
     run_ranks(world, [&](ProcessGroup& group) {
       int seed = 100;
-      for (std::size_t m : {std::size_t{32 * 1024 - 1}, std::size_t{32 * 1024},
+      for (std::size_t m : {std::size_t{64 * 1024 - 1}, std::size_t{64 * 1024},
                             std::size_t{100'003}, std::size_t{(1u << 20) + 5}}) {
         for (int variant : {0, 1, 2, 3}) {
           check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 1u << 20, ++seed, m,

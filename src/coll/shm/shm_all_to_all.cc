@@ -13,11 +13,12 @@ namespace {
 // Pieces from this size on are read straight from the senders' buffers when every member can
 // (one copy instead of two through the slots, for one more round that keeps the inputs in
 // place until every reader is done). Below it the extra round costs more than the copy saves;
-// far more when the members outnumber the cores (measured on 2 cores: 2 members gain 1.5x at
-// 32 KiB pieces and break even at 16 KiB; 4 members lose below 256 KiB pieces and gain
-// 1.1-1.3x at 1 MiB, in noisy runs).
+// far more when the members outnumber the cores (measured on 2 cores: 2 members gain 1.3x at
+// 64 KiB pieces in the slow vCPU mode and break even in the fast one, and lose up to 1.4x at
+// 32 KiB pieces since the slots' stores are learned; 4 members lose below 256 KiB pieces and
+// gain 1.1-1.3x at 1 MiB, in noisy runs).
 std::size_t read_directly_from(CollectiveCall& call) {
-  return call.members_outnumber_cores() ? 512 * 1024 : 32 * 1024;
+  return call.members_outnumber_cores() ? 512 * 1024 : 64 * 1024;
 }
 
 // What every member publishes at the start of its round-0 slot: its largest send, whether it
