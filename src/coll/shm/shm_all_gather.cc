@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
@@ -13,10 +14,11 @@ namespace {
 // round in the arrival lines, without the piece bookkeeping of longer calls, whose
 // instructions are most of a small call's time.
 void inline_round(CollectiveCall& call, const uint8_t* mine, uint8_t* out,
-                  std::span<const std::size_t> byte_counts, std::size_t largest,
-                  std::size_t my_offset) {
+                  std::span<const std::size_t> byte_counts, std::size_t largest) {
   const int me = call.rank();
   const std::size_t n = byte_counts[me];
+  const std::size_t my_offset =
+      std::accumulate(byte_counts.begin(), byte_counts.begin() + me, std::size_t{0});
   if (n) std::memcpy(call.round_slot(largest), mine, n);
   call.arrive_round();
   if (n && mine != out + my_offset) std::memmove(out + my_offset, mine, n);
@@ -37,16 +39,9 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
   const int p = call.size();
   const int me = call.rank();
   auto* out = static_cast<uint8_t*>(output);
-  if (p > 1) {
-    std::size_t largest = 0, my_offset = 0;
-    for (int m = 0; m < p; ++m) {
-      largest = std::max(largest, byte_counts[m]);
-      if (m < me) my_offset += byte_counts[m];
-    }
-    if (largest <= call.inline_bytes()) {
-      return inline_round(call, static_cast<const uint8_t*>(input), out, byte_counts, largest,
-                          my_offset);
-    }
+  const std::size_t largest = *std::max_element(byte_counts.begin(), byte_counts.end());
+  if (p > 1 && largest <= call.inline_bytes()) {
+    return inline_round(call, static_cast<const uint8_t*>(input), out, byte_counts, largest);
   }
   MemberList<std::size_t> offsets(p, 0);
   for (int m = 1; m < p; ++m) offsets[m] = offsets[m - 1] + byte_counts[m - 1];
@@ -63,7 +58,6 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
   if (p == 1) return;
   const uint8_t* source = copy_mine ? mine : out + offsets[me];
   const std::size_t piece = call.round_bytes();
-  const std::size_t largest = *std::max_element(byte_counts.begin(), byte_counts.end());
   const std::size_t rounds = std::max<std::size_t>(1, (largest + piece - 1) / piece);
   auto length_of = [&](int m, std::size_t k) {
     return std::min(piece, byte_counts[m] - std::min(byte_counts[m], k * piece));
