@@ -393,6 +393,28 @@ TEST(ReducingAlgorithms, LargeCount) {
   }
 }
 
+// Same-host all_reduce and reduce of shares several times the 4 KiB blocks in which a member
+// reduces its share into its own buffer too, with a remainder, in every element size (a
+// non-root's buffer must stay as it was).
+TEST(ReducingAlgorithms, SharesLargerThanABlock) {
+  const AllReduceAlgorithm& shm = kAllReduces[4];
+  ASSERT_STREQ(shm.name, "shm");
+  for (int size : {2, 3}) {
+    run_ranks(size, [&](ProcessGroup& group) {
+      int seed = 150;
+      for (DType dtype : {DType::kInt8, DType::kFloat16, DType::kFloat32, DType::kFloat64}) {
+        const std::size_t count = 50'001 + static_cast<std::size_t>(group.size());
+        for (std::size_t segment : {std::size_t{64} << 10, std::size_t{1} << 20}) {
+          Case c{dtype, ReduceOp::kSum, count, ++seed, segment};
+          check_all_reduce(group, shm, c);
+          check_reduce(group, 0, c);
+          check_reduce(group, group.size() - 1, c);
+        }
+      }
+    });
+  }
+}
+
 // Segments far smaller than a block, of sizes that are not a multiple of the element, and
 // smaller than one element (segments are then one element).
 TEST(ReducingAlgorithms, ManySegments) {

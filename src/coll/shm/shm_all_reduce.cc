@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "coll/member_list.h"
@@ -13,6 +14,9 @@ namespace {
 constexpr std::size_t kAlign = 64;
 // Up to this many bytes over all members, each member reduces everything itself in one round.
 constexpr std::size_t kOneRoundLimit = 256 * 1024;
+// A reduced share goes to the slot and to the member's own buffer in blocks this large (well
+// inside the first-level cache, with the inputs of the block).
+constexpr std::size_t kShareBlockBytes = 4096;
 
 std::size_t align_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -50,6 +54,24 @@ void eager_reduce(CollectiveCall& call, uint8_t* data, std::size_t count, DType 
   call.end_eager();
 }
 
+// Reduces one share into `shared` (where the other members copy it from) and, when `own` is
+// not null, into `own` too, block by block: each block is copied while it is still in the
+// cache, instead of being read back from the slot with the other members' shares a round later.
+void reduce_share(DType dtype, ReduceOp op, uint8_t* shared, uint8_t* own,
+                  std::span<const void* const> inputs, std::size_t count) {
+  const std::size_t element = size_of(dtype);
+  const std::size_t block = std::max<std::size_t>(1, kShareBlockBytes / element);
+  MemberList<const void*> at(static_cast<int>(inputs.size()));
+  for (std::size_t done = 0; done < count; done += block) {
+    std::size_t n = std::min(block, count - done), offset = done * element;
+    for (std::size_t m = 0; m < inputs.size(); ++m) {
+      at[static_cast<int>(m)] = static_cast<const uint8_t*>(inputs[m]) + offset;
+    }
+    reduce::reduce_many(dtype, op, shared + offset, at.data(), inputs.size(), n);
+    if (own) std::memcpy(own + offset, shared + offset, n * element);
+  }
+}
+
 // Round k carries, at the slot's start, the parts of input piece k that the other members
 // reduce (this member's own share stays out: it reduces that from its own buffer), and after
 // them this member's reduced share of piece k-1 (reduced from everyone's round k-1 slots, which
@@ -67,14 +89,17 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
   const std::size_t share_offset = align_up(piece * element);
   std::vector<const void*> inputs(p);
   auto piece_length = [&](std::size_t k) { return std::min(piece, count - k * piece); };
+  const bool keeps_result = root < 0 || me == root;
   for (std::size_t k = 0; k <= pieces; ++k) {
     uint8_t* slot = call.round_slot();
     if (k > 0) {
       std::size_t n = piece_length(k - 1);
       std::size_t begin = share_begin(n, me, p), end = share_begin(n, me + 1, p);
       for (int m = 0; m < p; ++m) inputs[m] = call.member_slot(m) + begin * element;
-      inputs[me] = data + ((k - 1) * piece + begin) * element;
-      reduce::reduce_many(dtype, op, slot + share_offset, inputs.data(), p, end - begin);
+      uint8_t* mine = data + ((k - 1) * piece + begin) * element;
+      inputs[me] = mine;
+      reduce_share(dtype, op, slot + share_offset, keeps_result ? mine : nullptr, inputs,
+                   end - begin);
     }
     if (k < pieces) {
       std::size_t n = piece_length(k);
@@ -90,6 +115,7 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
     std::size_t n = piece_length(k - 1);
     uint8_t* out = data + (k - 1) * piece * element;
     for (int m = 0; m < p; ++m) {
+      if (m == me) continue;  // reduce_share put it there
       std::size_t begin = share_begin(n, m, p), end = share_begin(n, m + 1, p);
       std::memcpy(out + begin * element, call.member_slot(m) + share_offset,
                   (end - begin) * element);

@@ -15,8 +15,9 @@
 //   (identical order on every member, so results are bit-identical).
 // - all_reduce and reduce, large: ceil(n / C) + 1 rounds with C ~ R p/(p+1); round k carries
 //   input piece k and each member's reduced 1/p of piece k-1 (reduce-scatter and all-gather
-//   fused and pipelined). Memory traffic per member ~ n read + n written of its own buffer;
-//   the slots stay in cache.
+//   fused and pipelined); a member writes its reduced share into its own buffer as it writes
+//   it into its slot, so it copies out only the others' shares. Memory traffic per member ~
+//   n read + n written of its own buffer; the slots stay in cache.
 // - broadcast and reduce of at most 16 bytes: one eager round (core/local_window.h): the
 //   writers (a broadcast's root, a reduce's non-roots) write their line and return; the
 //   readers wait for it. A loop of them pipelines up to 256 calls deep.
