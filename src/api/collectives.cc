@@ -504,20 +504,25 @@ std::shared_ptr<Work> ProcessGroup::ireduce_scatter(const std::vector<ConstBuffe
 
 // --- all_to_all ------------------------------------------------------------------------------
 
+// The byte count of each of a call's equal blocks (checked: `count` divides evenly).
+static std::size_t equal_block_bytes(const core::Communicator& comm, const char* what,
+                                     std::size_t count, std::size_t element) {
+  const auto size = static_cast<std::size_t>(comm.size());
+  if (count % size != 0) {
+    api::invalid_argument(comm, "all_to_all",
+                          std::string(what) + " has " + std::to_string(count) +
+                              " elements, not divisible into " + std::to_string(size) +
+                              " equal blocks (pass split sizes)");
+  }
+  return count / size * element;
+}
+
 // The byte counts of a call's blocks: its split sizes (checked), or equal blocks.
 static Sizes block_bytes(const core::Communicator& comm, const char* what,
                          const std::vector<std::size_t>& splits, std::size_t count,
                          std::size_t element) {
   int size = comm.size();
-  if (splits.empty()) {
-    if (count % size != 0) {
-      api::invalid_argument(comm, "all_to_all",
-                            std::string(what) + " has " + std::to_string(count) +
-                                " elements, not divisible into " + std::to_string(size) +
-                                " equal blocks (pass split sizes)");
-    }
-    return Sizes(size, count / size * element);
-  }
+  if (splits.empty()) return Sizes(size, equal_block_bytes(comm, what, count, element));
   check_list_size(comm, "all_to_all", what, splits.size());
   std::size_t sum = std::accumulate(splits.begin(), splits.end(), std::size_t{0});
   check_count(comm, "all_to_all", what, count, sum);
@@ -535,17 +540,30 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
   api::check_buffer(*comm, output.data(), output.count(), "all_to_all", "the output");
   check_same_dtype(*comm, "all_to_all", input.dtype(), output.dtype());
   const std::size_t element = size_of(input.dtype());
+  if (input_splits.empty() && output_splits.empty()) {
+    const std::size_t block = equal_block_bytes(*comm, "the input", input.count(), element);
+    equal_block_bytes(*comm, "the output", output.count(), element);
+    check_count(*comm, "all_to_all", "the output", output.count(), input.count());
+    coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
+    // No size lists: building them was a visible part of a small call's cost.
+    return api::launch(
+        comm,
+        {"all_to_all", signature_of(core::OpKind::kAllToAll, input.dtype(), input.count()),
+         static_cast<int64_t>(input.bytes()), options.segment_bytes},
+        [block, algorithm, input, output](coll::CollectiveCall& call) {
+          coll::run_even_all_to_all(algorithm, call, input.data(), output.data(), block);
+        },
+        async);
+  }
   Sizes sends = block_bytes(*comm, "the input", input_splits, input.count(), element);
   Sizes recvs = block_bytes(*comm, "the output", output_splits, output.count(), element);
-  bool even = input_splits.empty() && output_splits.empty();
-  if (even) check_count(*comm, "all_to_all", "the output", output.count(), input.count());
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
   return api::launch(
       comm,
       {"all_to_all",
        // Per-peer counts legitimately differ by rank: only even calls carry a count.
-       signature_of(core::OpKind::kAllToAll, input.dtype(), even ? input.count() : 0),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+       signature_of(core::OpKind::kAllToAll, input.dtype(), 0), static_cast<int64_t>(input.bytes()),
+       options.segment_bytes},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
       [sends = std::move(sends), recvs = std::move(recvs), algorithm, input,
        output](coll::CollectiveCall& call) {

@@ -16,6 +16,7 @@
 #include "coll/broadcast/scatter_allgather_broadcast.h"
 #include "coll/gather/binomial_gather.h"
 #include "coll/hierarchical/hierarchical.h"
+#include "coll/member_list.h"
 #include "coll/reduce/binomial_reduce.h"
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
@@ -155,6 +156,17 @@ void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input
   }
   if (algorithm != Algorithm::kPairwise) unknown("all_to_all", algorithm);
   pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
+}
+
+void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                         std::size_t block) {
+  const int p = call.size();
+  if (use_window(call, algorithm, Collective::kAllToAll, block * static_cast<std::size_t>(p))) {
+    return shm_even_all_to_all(call, input, output, block);
+  }
+  MemberList<std::size_t> bytes(p, block), offsets(p);
+  for (int m = 0; m < p; ++m) offsets[m] = static_cast<std::size_t>(m) * block;
+  run_all_to_all(algorithm, call, input, bytes, offsets, output, bytes, offsets);
 }
 
 void run_barrier(Algorithm algorithm, CollectiveCall& call) {

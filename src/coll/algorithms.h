@@ -32,6 +32,10 @@ void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input
                     std::span<const std::size_t> send_offsets, void* output,
                     std::span<const std::size_t> recv_bytes,
                     std::span<const std::size_t> recv_offsets);
+// all_to_all of `block` bytes to each member, blocks in rank order without gaps (the API's
+// call without split sizes): the same as run_all_to_all, without size lists where it can.
+void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                         std::size_t block);
 void run_barrier(Algorithm algorithm, CollectiveCall& call);
 void run_scan(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
               std::size_t count, DType dtype, ReduceOp op, bool exclusive);

@@ -444,17 +444,42 @@ TEST(MovingAlgorithms, SharedMemoryAllToAllWithAnySplits) {
   check_all_to_all(coll::shm_all_to_all, "shm_all_to_all", 4096);
 }
 
-TEST(MovingAlgorithms, SharedMemoryAllToAllTinyInPlace) {
-  // Even calls this small take one round in the arrival lines; in place, a member's output
-  // overwrites its input while the others still read what it sent.
+// The API's all_to_all without split sizes: `block` bytes to each member, blocks one after the
+// other, in place (output = input) when `in_place` says so for this rank.
+void check_even_all_to_all_case(ProcessGroup& group, std::size_t segment_bytes, int seed,
+                                std::size_t block, bool in_place) {
+  const int p = group.size(), rank = group.rank();
+  const std::size_t total = block * static_cast<std::size_t>(p);
+  std::vector<uint8_t> input, output(total, kUntouched), want;
+  for (int peer = 0; peer < p; ++peer) {
+    auto sent = data_of(seed, rank * p + peer, block);
+    input.insert(input.end(), sent.begin(), sent.end());
+    auto received = data_of(seed, peer * p + rank, block);
+    want.insert(want.end(), received.begin(), received.end());
+  }
+  auto call = make_call(group, "shm_even_all_to_all", OpKind::kAllToAll, DType::kUInt8, total,
+                        ReduceOp::kSum, -1, segment_bytes);
+  uint8_t* out = in_place ? input.data() : output.data();
+  coll::shm_even_all_to_all(call, input.data(), out, block);
+  EXPECT_EQ(difference(in_place ? input : output, want), "")
+      << where("shm_even_all_to_all", p, rank, block) << (in_place ? " in place" : "");
+}
+
+TEST(MovingAlgorithms, SharedMemoryEvenAllToAll) {
+  // Blocks this small (16 bytes in all at most) take one round in the arrival lines; in place,
+  // a member's output overwrites its input while the others still read what it sent. Larger
+  // ones take the general form, up to its single-copy reads.
   for (int world : kWorlds) {
     run_ranks(world, [&](ProcessGroup& group) {
       int seed = 200;
-      for (std::size_t m : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+      const std::size_t tiny = 16 / static_cast<std::size_t>(group.size());
+      for (std::size_t block : {std::size_t{0}, std::size_t{1}, tiny, tiny + 1, std::size_t{4099},
+                                std::size_t{70'001}}) {
         for (bool all : {false, true}) {
-          check_all_to_all_case(group, coll::shm_all_to_all, "shm_all_to_all", 1u << 20, ++seed, m,
-                                0, /*in_place=*/all || group.rank() == 0);
+          check_even_all_to_all_case(group, 1u << 20, ++seed, block,
+                                     /*in_place=*/all || group.rank() == 0);
         }
+        check_even_all_to_all_case(group, 4096, ++seed, block, /*in_place=*/false);
       }
     });
   }

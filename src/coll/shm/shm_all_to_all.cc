@@ -2,6 +2,7 @@
 #include <cstring>
 #include <exception>
 
+#include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "util/stream_copy.h"
 #include "weft/error.h"
@@ -125,27 +126,26 @@ void read_directly(CollectiveCall& call, const Header& header, uint8_t* out,
   if (failed) std::rethrow_exception(failed);
 }
 
-// An even call (every member sends `piece` bytes to each; its stamp carries the count, so all
-// agree) small enough for the arrival lines: one round, no header. In place too: my line keeps
-// my input while my output is written.
-void inline_round(CollectiveCall& call, const uint8_t* in, std::size_t piece,
-                  std::span<const std::size_t> send_offsets, uint8_t* out,
-                  std::span<const std::size_t> recv_offsets) {
+// An even call (every member sends `block` bytes to each, in rank order, with nothing between;
+// its stamp carries the count, so all agree) small enough for the arrival lines: one round, no
+// header. In place too: my line keeps my input while my output is written.
+void inline_round(CollectiveCall& call, const uint8_t* in, std::size_t block, uint8_t* out) {
   const int p = call.size();
-  const std::size_t total = piece * static_cast<std::size_t>(p);
+  const std::size_t total = block * static_cast<std::size_t>(p);
+  const std::size_t mine = static_cast<std::size_t>(call.rank()) * block;
   uint8_t* line = call.round_slot(total);
-  for (int d = 0; d < p; ++d) std::memcpy(line + d * piece, in + send_offsets[d], piece);
-  call.finish_round();
-  const std::size_t mine = static_cast<std::size_t>(call.rank()) * piece;
+  std::memcpy(line, in, total);
+  call.arrive_round();
+  std::memcpy(out + mine, line + mine, block);
+  call.wait_round();
   for (int s = 0; s < p; ++s) {
-    std::memcpy(out + recv_offsets[s], call.member_slot(s, total) + mine, piece);
+    if (s != call.rank()) std::memcpy(out + s * block, call.member_slot(s, total) + mine, block);
   }
 }
 
 }  // namespace
 
-// An even call of at most inline_bytes() in all takes one round in the arrival lines
-// (inline_round). Otherwise round 0 carries every member's header (above). Then either each member
+// Round 0 carries every member's header (above). Then either each member
 // reads its pieces straight from the senders' buffers (read_directly), or the data goes through the
 // slots: in round k, after the header in round 0, region d of a member's slot holds piece k of what
 // it sends to d. Split sizes differ by member, so the number of rounds and the path are agreed from
@@ -164,10 +164,6 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   if (p == 1) {
     if (send_bytes[0]) std::memmove(out + recv_offsets[0], in + send_offsets[0], send_bytes[0]);
     return;
-  }
-  const std::size_t piece = send_bytes[0];
-  if (call.signature().count != 0 && piece * p <= call.inline_bytes()) {
-    return inline_round(call, in, piece, send_offsets, out, recv_offsets);
   }
   const Header header(p);
   const std::size_t budget = call.round_bytes();
@@ -239,6 +235,18 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
     call.finish_round();
     copy_out(k);
   }
+}
+
+void shm_even_all_to_all(CollectiveCall& call, const void* input, void* output, std::size_t block) {
+  const int p = call.size();
+  const auto* in = static_cast<const uint8_t*>(input);
+  auto* out = static_cast<uint8_t*>(output);
+  if (p > 1 && block * static_cast<std::size_t>(p) <= call.inline_bytes()) {
+    return inline_round(call, in, block, out);
+  }
+  MemberList<std::size_t> bytes(p, block), offsets(p);
+  for (int m = 0; m < p; ++m) offsets[m] = static_cast<std::size_t>(m) * block;
+  shm_all_to_all(call, input, bytes, offsets, output, bytes, offsets);
 }
 
 }  // namespace weft::coll

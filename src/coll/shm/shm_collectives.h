@@ -36,9 +36,9 @@
 //   place). From 32 KiB pieces (512 KiB when the members outnumber the cores), when every
 //   member may read the others' memory: 2 rounds, each member reads its pieces straight from
 //   the senders' buffers (one copy). (The same for all_gather was measured slower than the
-//   slots here, and is not used.) An even call of at most 16 bytes in all: 1 round in the
-//   arrival lines, no header. Even means the call's signature carries a count; an uneven one
-//   must carry 0 (as the API signs them), so that all members choose alike.
+//   slots here, and is not used.) An even call (shm_even_all_to_all: contiguous blocks, and
+//   the call's signature carries its count, so that all members choose alike) of at most 16
+//   bytes in all: 1 round in the arrival lines, no header, no size lists.
 // - barrier: 1 round.
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,
@@ -69,6 +69,9 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
                     std::span<const std::size_t> send_offsets, void* output,
                     std::span<const std::size_t> recv_bytes,
                     std::span<const std::size_t> recv_offsets);
+// Every member sends `block` bytes to each, the blocks in rank order one after the other in
+// `input` and in `output` (which may be the same buffer).
+void shm_even_all_to_all(CollectiveCall& call, const void* input, void* output, std::size_t block);
 void shm_barrier(CollectiveCall& call);
 
 }  // namespace weft::coll
