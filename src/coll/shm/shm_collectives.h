@@ -33,7 +33,7 @@
 //   (core/slot_store_policy.h).
 // - all_to_all (any split sizes): ceil(max send / (R/p)) rounds, agreed in the first round;
 //   each member copies the others' p-1 pieces in and out, its own straight across (unless in
-//   place). From 32 KiB pieces (512 KiB when the members outnumber the cores), when every
+//   place). From 64 KiB pieces (512 KiB when the members outnumber the cores), when every
 //   member may read the others' memory: 2 rounds, each member reads its pieces straight from
 //   the senders' buffers (one copy). (The same for all_gather was measured slower than the
 //   slots here, and is not used.) An even call (shm_even_all_to_all: contiguous blocks, and
