@@ -226,12 +226,12 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
   check_count(*comm, "all_gather", "the output", output.count(), input.count() * comm->size());
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllGather, output.bytes(), options);
-  Sizes byte_counts(comm->size(), input.bytes());
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
        static_cast<int64_t>(output.bytes()), options.segment_bytes},
-      [=, byte_counts = std::move(byte_counts)](coll::CollectiveCall& call) {
+      // No size list: building one was a visible part of a small call's cost.
+      [=](coll::CollectiveCall& call) {
         const auto* in = static_cast<const uint8_t*>(input.data());
         auto* out = static_cast<uint8_t*>(output.data());
         uint8_t* mine = out + call.rank() * input.bytes();
@@ -239,10 +239,10 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
         // overlaps the output otherwise is put in place first.
         const bool apart = in + input.bytes() <= out || out + output.bytes() <= in;
         if (in == mine || input.bytes() == 0 || apart) {
-          coll::run_all_gather(algorithm, call, in, out, byte_counts);
+          coll::run_even_all_gather(algorithm, call, in, out, input.bytes());
         } else {
           copy_bytes(mine, in, input.bytes());
-          coll::run_all_gather(algorithm, call, mine, out, byte_counts);
+          coll::run_even_all_gather(algorithm, call, mine, out, input.bytes());
         }
       },
       async);
@@ -455,8 +455,26 @@ static std::shared_ptr<Work> reduce_scatter_tensor_impl(
   api::check_buffer(*comm, input.data(), input.count(), "reduce_scatter", "the input");
   check_same_dtype(*comm, "reduce_scatter", input.dtype(), output.dtype());
   check_count(*comm, "reduce_scatter", "the input", input.count(), output.count() * comm->size());
-  return reduce_scatter_common(comm, {input.data(), {}}, Sizes(comm->size(), output.count()),
-                               output, op, options, async);
+  if (op.kind == ReduceOp::kPremulSum) {  // scales a copy of the input first
+    return reduce_scatter_common(comm, {input.data(), {}}, Sizes(comm->size(), output.count()),
+                                 output, op, options, async);
+  }
+  api::check_buffer(*comm, output.data(), output.count(), "reduce_scatter", "the output");
+  check_op(*comm, "reduce_scatter", output.dtype(), op);
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduceScatter, input.bytes(), options);
+  const int size = comm->size();
+  // No size lists and no copy: building them was a visible part of a small call's cost.
+  return api::launch(
+      comm,
+      {"reduce_scatter",
+       signature_of(core::OpKind::kReduceScatter, input.dtype(), input.count(), op.kind),
+       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+      [input, output, op, algorithm, size](coll::CollectiveCall& call) {
+        coll::run_even_reduce_scatter(algorithm, call, input.data(), output.data(), output.count(),
+                                      output.dtype(), op);
+        finish_average(op, output.dtype(), output.data(), output.count(), size);
+      },
+      async);
 }
 
 static std::shared_ptr<Work> reduce_scatter_list_impl(

@@ -125,6 +125,15 @@ void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input
   }
 }
 
+void run_even_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
+                         std::size_t block) {
+  const int p = call.size();
+  if (use_window(call, algorithm, Collective::kAllGather, block * static_cast<std::size_t>(p))) {
+    return shm_even_all_gather(call, input, output, block);
+  }
+  run_all_gather(algorithm, call, input, output, MemberList<std::size_t>(p, block));
+}
+
 void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                 std::span<const std::size_t> byte_counts, int root) {
   if (algorithm != Algorithm::kBinomial) unknown("gather", algorithm);
@@ -144,6 +153,16 @@ void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* i
   }
   if (algorithm != Algorithm::kRing) unknown("reduce_scatter", algorithm);
   ring_reduce_scatter(call, input, output, counts, dtype, op);
+}
+
+void run_even_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input,
+                             void* output, std::size_t count, DType dtype, ReduceOp op) {
+  const int p = call.size();
+  if (use_window(call, algorithm, Collective::kReduceScatter,
+                 count * static_cast<std::size_t>(p) * size_of(dtype))) {
+    return shm_even_reduce_scatter(call, input, output, count, dtype, op);
+  }
+  run_reduce_scatter(algorithm, call, input, output, MemberList<std::size_t>(p, count), dtype, op);
 }
 
 void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input,

@@ -278,6 +278,30 @@ TEST(MovingAlgorithms, SharedMemoryAllGather) {
   check_all_gather(coll::shm_all_gather, "shm_all_gather", false, 256);
 }
 
+// The API's all_gather into one buffer: every block the same size, no size list.
+void shm_even_all_gather(coll::CollectiveCall& call, const void* input, void* output,
+                         std::span<const std::size_t> counts) {
+  coll::shm_even_all_gather(call, input, output, counts[0]);
+}
+
+TEST(MovingAlgorithms, SharedMemoryEvenAllGather) {
+  check_all_gather(shm_even_all_gather, "shm_even_all_gather", true);
+  check_all_gather(shm_even_all_gather, "shm_even_all_gather", true, 256);
+  // Either side of the largest block that travels in the arrival lines.
+  for (int world : {2, 3}) {
+    run_ranks(world, [](ProcessGroup& group) {
+      int seed = 700;
+      for (std::size_t block : {std::size_t{16}, std::size_t{17}}) {
+        for (bool in_place : {false, true}) {
+          check_all_gather_case(group, shm_even_all_gather, "shm_even_all_gather",
+                                std::vector<std::size_t>(group.size(), block), in_place, ++seed,
+                                1u << 20);
+        }
+      }
+    });
+  }
+}
+
 TEST(MovingAlgorithms, SharedMemoryAllGatherLargeUnevenAndStreamed) {
   check_large_shm_all_gather();
 }

@@ -275,6 +275,23 @@ void check_reduce_scatter(ProcessGroup& group, const std::vector<std::size_t>& c
   }
 }
 
+// The API's reduce_scatter from one input: `c.count` elements to every rank, no size list.
+void check_even_reduce_scatter(ProcessGroup& group, const Case& c) {
+  const std::size_t p = static_cast<std::size_t>(group.size());
+  const Bytes input = input_of(c.dtype, c.op, c.seed, group.rank(), c.count * p);
+  Bytes kept = input;
+  Bytes output(c.count * size_of(c.dtype), 0xEE);
+  auto call = make_call(group, "shm_even_reduce_scatter", core::OpKind::kReduceScatter, c.dtype,
+                        c.count * p, c.op, -1, c.segment_bytes);
+  coll::shm_even_reduce_scatter(call, kept.data(), output.data(), c.count, c.dtype, ReduceOp(c.op));
+  const std::string what =
+      describe("shm_even_reduce_scatter", group.size(), group.rank(), c.dtype, c.op, c.count * p);
+  expect_bytes(output,
+               expected_of(c.dtype, c.op, c.seed, group.size(), c.count, c.count * group.rank()),
+               c.dtype, what);
+  EXPECT_TRUE(kept == input) << what << ": input was modified";
+}
+
 // Near-equal split of `count`, as torch's reduce_scatter_tensor would give.
 std::vector<std::size_t> even_counts(std::size_t count, int size) {
   std::vector<std::size_t> counts;
@@ -337,6 +354,7 @@ void check_scan(ProcessGroup& group, bool exclusive, bool in_place, const Case& 
 void check_every_algorithm(ProcessGroup& group, const Case& c) {
   for (const auto& algorithm : kAllReduces) check_all_reduce(group, algorithm, c);
   check_reduce_scatter(group, even_counts(c.count, group.size()), c);
+  check_even_reduce_scatter(group, c);
   check_reduce(group, group.size() - 1, c);
   check_scan(group, false, false, c);
   check_scan(group, true, false, c);

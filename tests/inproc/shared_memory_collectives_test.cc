@@ -101,6 +101,32 @@ void check_every_collective_back_to_back() {
   }
 }
 
+TEST(SharedMemoryCollectives, ReduceScatterFromOneBufferOnSomeRanksAndAListOnOthers) {
+  // One buffer takes a path without size lists; a list of equal blocks the general one. Both
+  // must make the same rounds, tiny (in the arrival lines) or not.
+  for (int world : {2, 3}) {
+    run_ranks(world, [world](ProcessGroup& group) {
+      const int me = group.rank();
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{5},
+                                std::size_t{1'103}, std::size_t{70'001}}) {
+        std::vector<float> blocks = contribution(me, count * world), mine(count, -1);
+        if (me % 2 == 0) {
+          group.reduce_scatter(ConstBufferView(blocks), BufferView(mine));
+        } else {
+          std::vector<ConstBufferView> list;
+          for (int r = 0; r < world; ++r) {
+            list.emplace_back(blocks.data() + r * count, count, DType::kFloat32);
+          }
+          group.reduce_scatter(list, BufferView(mine));
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(mine[i], expected_sum(world, me * count + i)) << "count " << count;
+        }
+      }
+    });
+  }
+}
+
 TEST(SharedMemoryCollectives, EveryCollectiveBackToBackAtOddSizes) {
   check_every_collective_back_to_back();
 }

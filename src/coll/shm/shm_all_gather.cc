@@ -32,6 +32,21 @@ void inline_round(CollectiveCall& call, const uint8_t* mine, uint8_t* out,
   }
 }
 
+// inline_round of an even call: every offset is a multiple of the block.
+void even_inline_round(CollectiveCall& call, const uint8_t* mine, uint8_t* out, std::size_t block) {
+  const int me = call.rank();
+  uint8_t* my_block = out + static_cast<std::size_t>(me) * block;
+  if (block) std::memcpy(call.round_slot(block), mine, block);
+  call.arrive_round();
+  if (block && mine != my_block) std::memmove(my_block, mine, block);
+  call.wait_round();
+  if (!block) return;
+  for (int m = 0; m < call.size(); ++m) {
+    if (m != me)
+      std::memcpy(out + static_cast<std::size_t>(m) * block, call.member_slot(m, block), block);
+  }
+}
+
 }  // namespace
 
 void shm_all_gather(CollectiveCall& call, const void* input, void* output,
@@ -76,6 +91,15 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
       util::copy_into_output(out + offsets[m] + k * piece, call.member_slot(m), length, total);
     }
   }
+}
+
+void shm_even_all_gather(CollectiveCall& call, const void* input, void* output, std::size_t block) {
+  const int p = call.size();
+  if (p > 1 && block <= call.inline_bytes()) {
+    return even_inline_round(call, static_cast<const uint8_t*>(input),
+                             static_cast<uint8_t*>(output), block);
+  }
+  shm_all_gather(call, input, output, MemberList<std::size_t>(p, block));
 }
 
 }  // namespace weft::coll

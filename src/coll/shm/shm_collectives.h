@@ -26,6 +26,8 @@
 //   (blocks of at most 16 bytes: in the arrival lines).
 // - reduce_scatter: ceil(max block / (R/p)) rounds; each member copies its p pieces in and
 //   reduces its own block from all slots (at most 16 bytes in all: in the arrival lines).
+// - The even forms of all_gather and reduce_scatter (every block the same size) make the same
+//   rounds without size lists while they fit in the arrival lines.
 // - Outputs of 8 MiB and more (broadcast, all_gather) are written with streaming stores
 //   (util/stream_copy.h).
 // - Every copy into my slot goes through CollectiveCall::fill_slot: ordinary or streaming
@@ -64,6 +66,12 @@ void shm_all_gather(CollectiveCall& call, const void* input, void* output,
                     std::span<const std::size_t> byte_counts);
 void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
                         std::span<const std::size_t> counts, DType dtype, ReduceOp op);
+// The same with `block` bytes (`count` elements) from (to) every member, in rank order without
+// gaps: no size lists unless the call needs the general form. Rounds as the general form's, so
+// that members that call either form of one collective agree.
+void shm_even_all_gather(CollectiveCall& call, const void* input, void* output, std::size_t block);
+void shm_even_reduce_scatter(CollectiveCall& call, const void* input, void* output,
+                             std::size_t count, DType dtype, ReduceOp op);
 void shm_all_to_all(CollectiveCall& call, const void* input,
                     std::span<const std::size_t> send_bytes,
                     std::span<const std::size_t> send_offsets, void* output,

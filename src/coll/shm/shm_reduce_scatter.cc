@@ -27,6 +27,21 @@ void inline_round(CollectiveCall& call, const uint8_t* in, uint8_t* out,
   reduce::reduce_many(dtype, op, out, sources.data(), call.size(), counts[me]);
 }
 
+// inline_round of an even call: my block starts at my rank times the count.
+void even_inline_round(CollectiveCall& call, const uint8_t* in, uint8_t* out, std::size_t count,
+                       DType dtype, ReduceOp op) {
+  const int p = call.size();
+  const std::size_t block = count * size_of(dtype);
+  const std::size_t bytes = block * static_cast<std::size_t>(p);
+  if (bytes) std::memcpy(call.round_slot(bytes), in, bytes);
+  call.finish_round();
+  if (!count) return;
+  MemberList<const void*> sources(p);
+  const std::size_t mine = static_cast<std::size_t>(call.rank()) * block;
+  for (int m = 0; m < p; ++m) sources[m] = call.member_slot(m, bytes) + mine;
+  reduce::reduce_many(dtype, op, out, sources.data(), p, count);
+}
+
 }  // namespace
 
 // Round k: region b of each member's slot holds piece k of its input block b; member b
@@ -72,6 +87,17 @@ void shm_reduce_scatter(CollectiveCall& call, const void* input, void* output,
     for (int m = 0; m < p; ++m) sources[m] = call.member_slot(m) + me * region * element;
     reduce::reduce_many(dtype, op, out + k * region * element, sources.data(), p, n);
   }
+}
+
+void shm_even_reduce_scatter(CollectiveCall& call, const void* input, void* output,
+                             std::size_t count, DType dtype, ReduceOp op) {
+  const int p = call.size();
+  if (p > 1 && count * static_cast<std::size_t>(p) * size_of(dtype) <= call.inline_bytes()) {
+    if (op.kind == ReduceOp::kPremulSum) op = ReduceOp::kSum;  // inputs arrive scaled
+    return even_inline_round(call, static_cast<const uint8_t*>(input),
+                             static_cast<uint8_t*>(output), count, dtype, op);
+  }
+  shm_reduce_scatter(call, input, output, MemberList<std::size_t>(p, count), dtype, op);
 }
 
 }  // namespace weft::coll
