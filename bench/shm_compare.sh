@@ -10,9 +10,15 @@
 # bound of shared/anchors/membw.c) and OUT/plots/ (bench/plot_busbw.py).
 #
 # Usage: bench/shm_compare.sh [-B BUILD] [-o OUT] [-r RUNS] [-N 2,4] [-t SEC] [-e 64M]
-#                             [-s weft,openmpi,mpich,gloo] [-l LOAD] [-n]
+#                             [-s weft,openmpi,mpich,gloo] [-l LOAD] [-k ROUNDS] [-n]
 #   -B  build directory with weft-bench and weftrun (default <repo>/build; built if missing)
 #   -n  do not build the anchors again (use BUILD/anchors-shm from an earlier run)
+#   -k  small rounds per run and rank count (default 3): after each run's sweeps, every system
+#       again at 8 and 16 B only, in turn, into OUT/small/; the 8 B cells (and barrier) are the
+#       median over the runs and these rounds. A 2-rank 8 B call takes about one cache line's
+#       round trip, which this VM's host changes about every few seconds (docs/PERFORMANCE.md,
+#       "Two modes"): one sample per run and system left those cells to the modes of a few
+#       moments; samples taken in turn, seconds apart, see the same modes.
 # MPICH busy-polls when ranks outnumber cores: at 4 ranks it runs up to 16 MiB, 0.05 s a size
 # (as shared/anchors/run_all.sh does).
 set -uo pipefail
@@ -21,12 +27,12 @@ repo="$(cd "$here/.." && pwd)"
 anchors="${ANCHORS:-$(cd "$repo/../shared/anchors" 2>/dev/null && pwd)}"
 PY=/usr/bin/python3
 build="$repo/build"; out=""; runs=1; ranks_list="2,4"; target=0.1; maxb=64M
-systems="weft,openmpi,mpich,gloo"; max_load=1.0; build_anchors=1
-while getopts "B:o:r:N:t:e:s:l:nh" opt; do
+systems="weft,openmpi,mpich,gloo"; max_load=1.0; build_anchors=1; small_rounds=3
+while getopts "B:o:r:N:t:e:s:l:k:nh" opt; do
   case "$opt" in
     B) build="$OPTARG" ;; o) out="$OPTARG" ;; r) runs="$OPTARG" ;; N) ranks_list="$OPTARG" ;;
     t) target="$OPTARG" ;; e) maxb="$OPTARG" ;; s) systems="$OPTARG" ;; l) max_load="$OPTARG" ;;
-    n) build_anchors=0 ;;
+    k) small_rounds="$OPTARG" ;; n) build_anchors=0 ;;
     *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -67,9 +73,9 @@ wait_quiet() {  # bounded: at most 60 s
   log "load $(cut -d' ' -f1 /proc/loadavg): running anyway"
 }
 
-run_weft() {  # N CSV: 8 B alone, then 16 B x4 .. (the anchors' size list), merged
-  local n=$1 csv=$2 part
-  for part in "8 8 1" "16 $maxb 4"; do
+run_weft() {  # N CSV [MAX]: 8 B alone, then 16 B x4 .. MAX (the anchors' size list), merged
+  local n=$1 csv=$2 most=${3:-$maxb} part
+  for part in "8 8 1" "16 $most 4"; do
     set -- $part
     timeout --kill-after=10 900 "$weftrun" --no-prefix -n "$n" "$weftbench" "$wops" -b "$1" \
       -e "$2" -f "$3" -c 1 --target-seconds "$target" --config shm --cores "$cores" \
@@ -79,13 +85,18 @@ run_weft() {  # N CSV: 8 B alone, then 16 B x4 .. (the anchors' size list), merg
   rm -f "$csv.8" "$csv.16"
 }
 
-step() {  # RUN N SYSTEM
+step() {  # RUN N SYSTEM [SMALL_ROUND]: the whole sweep, or 8 and 16 B only into OUT/small
   local dir="$out/run$1" n=$2 sys=$3 over=() e="$maxb" t="$target"
   (( n > cores )) && over=(--oversubscribe)
   local csv="$dir/${sys}_n$n.csv"
-  wait_quiet; log "run $1: $sys, $n ranks (load $(cut -d' ' -f1 /proc/loadavg))"
+  if [[ -n "${4:-}" ]]; then
+    dir="$out/small"; e=16; csv="$dir/${sys}_n${n}_run$1_round$4.csv"
+    log "run $1, small round $4: $sys, $n ranks"
+  else
+    wait_quiet; log "run $1: $sys, $n ranks (load $(cut -d' ' -f1 /proc/loadavg))"
+  fi
   case "$sys" in
-    weft) run_weft "$n" "$csv" ;;
+    weft) run_weft "$n" "$csv" "$e" ;;
     openmpi) timeout --kill-after=10 900 mpirun.openmpi -np "$n" "${over[@]}" \
                --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
                "$abuild/build/mpi_coll_bench.openmpi" -H -t "$t" -e "$e" -o "$ops" -C "$cores" \
@@ -94,7 +105,7 @@ step() {  # RUN N SYSTEM
                --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
                "$abuild/build/mpi_reduce_bench.openmpi" -t "$t" -e "$e" -C "$cores" \
                -c default >>"$csv" 2>>"${csv%.csv}.err" ;;
-    mpich) (( n > cores )) && { e=16M; t=0.05; }
+    mpich) (( n > cores )) && { [[ $e == 16 ]] || e=16M; t=0.05; }
            timeout --kill-after=10 900 mpirun.mpich -iface lo -np "$n" \
              "$abuild/build/mpi_coll_bench.mpich" -H -t "$t" -e "$e" -o "$ops" -C "$cores" \
              -c default >"$csv" 2>"${csv%.csv}.err" &&
@@ -114,6 +125,13 @@ for ((r = 1; r <= runs; r++)); do
   for n in "${n_arr[@]}"; do
     k=${#sys_arr[@]}
     for ((i = 0; i < k; i++)); do step "$r" "$n" "${sys_arr[$(((i + r - 1) % k))]}"; done
+    mkdir -p "$out/small"
+    for ((j = 1; j <= small_rounds; j++)); do
+      for ((i = 0; i < k; i++)); do
+        sys=${sys_arr[$(((i + r + j - 1) % k))]}
+        [[ $sys == gloo ]] || step "$r" "$n" "$sys" "$j"  # gloo: no target at 8 B
+      done
+    done
   done
   $PY "$anchors/summarize.py" "$out/run$r" >/dev/null
   rm -f "$out/run$r/SUMMARY.md"  # the mean-based one; SUMMARY_median.md is the one to read

@@ -22,8 +22,9 @@ def system_of(row):
     return None
 
 
-rows = {}  # (op, ranks, system) -> bytes -> [med_us over runs]
-for path in glob.glob(os.path.join(out, "run*", "*.csv")):
+rows = {}  # (op, ranks, system) -> bytes -> [med_us over runs and small rounds]
+small = glob.glob(os.path.join(out, "small", "*.csv"))  # 8 and 16 B only
+for path in glob.glob(os.path.join(out, "run*", "*.csv")) + small:
     with open(path) as f:
         if not f.readline().startswith("system,config"):
             continue
@@ -79,7 +80,12 @@ print(f"# weft on one host (shared memory) beside Open MPI, MPICH and gloo -- {o
 nruns = len(glob.glob(os.path.join(out, "run*")))
 print(f"{nruns} run(s), float32 (sum for reductions). Cells: median over runs of the median timed "
       "batch; busbw in GB/s. 'OMPI/weft' = Open MPI's time / weft's (> 1: weft faster), read "
-      "against issue 5's target (2x for 64 MiB 2-rank all_reduce, 1x elsewhere).\n")
+      "against issue 5's target (2x for 64 MiB 2-rank all_reduce, 1x elsewhere).")
+if small:
+    rounds = len({os.path.basename(p).split("_", 2)[2] for p in small})  # nN_runR_roundK.csv
+    print(f"8 B cells and barrier: median over the runs and {rounds} small rounds per rank count "
+          "(every system in turn at 8 and 16 B, after each run's sweeps).")
+print()
 for op in OPS:
     for n in ranks:
         present = [(s, name) for s, name in SYSTEMS if (op, n, s) in rows]
