@@ -183,8 +183,7 @@ void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* 
   if (use_window(call, algorithm, Collective::kAllToAll, block * static_cast<std::size_t>(p))) {
     return shm_even_all_to_all(call, input, output, block);
   }
-  MemberList<std::size_t> bytes(p, block), offsets(p);
-  for (int m = 0; m < p; ++m) offsets[m] = static_cast<std::size_t>(m) * block;
+  MemberList<std::size_t> bytes(p, block), offsets = back_to_back_offsets(p, block);
   run_all_to_all(algorithm, call, input, bytes, offsets, output, bytes, offsets);
 }
 

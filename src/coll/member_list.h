@@ -72,4 +72,12 @@ class MemberList {
   std::vector<T> heap_;
 };
 
+// Where each of `members` blocks of `block` bytes starts when they lie one after the other in
+// rank order (an even call's lists, for the algorithms that take lists).
+inline MemberList<std::size_t> back_to_back_offsets(int members, std::size_t block) {
+  MemberList<std::size_t> offsets(members);
+  for (int m = 0; m < members; ++m) offsets[m] = static_cast<std::size_t>(m) * block;
+  return offsets;
+}
+
 }  // namespace weft::coll

@@ -244,8 +244,7 @@ void shm_even_all_to_all(CollectiveCall& call, const void* input, void* output, 
   if (p > 1 && block * static_cast<std::size_t>(p) <= call.inline_bytes()) {
     return inline_round(call, in, block, out);
   }
-  MemberList<std::size_t> bytes(p, block), offsets(p);
-  for (int m = 0; m < p; ++m) offsets[m] = static_cast<std::size_t>(m) * block;
+  MemberList<std::size_t> bytes(p, block), offsets = back_to_back_offsets(p, block);
   shm_all_to_all(call, input, bytes, offsets, output, bytes, offsets);
 }
 
