@@ -109,16 +109,19 @@ CollectiveCall CollectiveCall::on(core::Communicator& group) const {
 
 void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,
                                std::size_t round_piece) {
-  const bool streamed = window_->streams_slot_pieces(round_piece);
-  // Only pieces whose kind of store is learned are timed: reading the clock is a visible part
-  // of a small call.
-  if (window_->rank() == 0 && round_piece >= core::SlotStorePolicy::kFromBytes &&
-      round_piece >= largest_fill_) {
-    if (largest_fill_ == 0) first_fill_ = std::chrono::steady_clock::now();
-    largest_fill_ = round_piece;
-    streamed_fill_ = streamed;
+  if (round_piece < core::SlotStorePolicy::kFromBytes) {
+    std::memcpy(to, from, bytes);
+    return;
   }
-  if (streamed) {
+  if (choosing_piece_ == 0) {
+    choosing_piece_ = round_piece;
+    streamed_fills_ = window_->streams_slot_pieces(round_piece);
+    // Only calls whose kind of store is learned read the clock: it is a visible part of a
+    // small call.
+    if (window_->rank() == 0) first_fill_ = std::chrono::steady_clock::now();
+  }
+  filled_bytes_ += bytes;
+  if (streamed_fills_) {
     util::copy_streaming(to, from, bytes);
   } else {
     std::memcpy(to, from, bytes);
@@ -126,9 +129,10 @@ void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,
 }
 
 void CollectiveCall::report_slot_fills() {
-  if (largest_fill_ == 0) return;
+  if (choosing_piece_ == 0 || window_->rank() != 0) return;
   auto now = std::chrono::steady_clock::now();
-  window_->record_slot_fill(largest_fill_, streamed_fill_, now - first_fill_, now);
+  window_->record_slot_fill(choosing_piece_, streamed_fills_, filled_bytes_, now - first_fill_,
+                            now);
 }
 
 core::LocalWindow* CollectiveCall::first_window() {

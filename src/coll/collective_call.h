@@ -70,7 +70,9 @@ class CollectiveCall {
   uint8_t* round_slot(std::size_t bytes);
   // Copies `bytes` from `from` into my slot at `to`, with ordinary or streaming stores as the
   // group now finds faster for rounds in which I write `round_piece` bytes into my slot (pass
-  // the same value for every copy of a round; core/slot_store_policy.h).
+  // the same value for every copy of a round; core/slot_store_policy.h). The first round piece
+  // of a call that the choice applies to decides for all of the call's rounds, so that the call
+  // is timed as one kind (the first piece is the largest in every algorithm).
   void fill_slot(uint8_t* to, const void* from, std::size_t bytes, std::size_t round_piece);
   // Hands this call's time to the slot stores' choice, once the call is done (member 0 only).
   void report_slot_fills();
@@ -125,11 +127,12 @@ class CollectiveCall {
   std::size_t segment_bytes_;
   core::LocalWindow* window_ = nullptr;
   bool window_checked_ = false;
-  // The slot fills of this call, timed on member 0: since the first, the largest round piece,
-  // whether streamed.
+  // The slot fills of this call that the kind of store applies to: the round piece that chose
+  // the kind (0: none yet), the kind, the bytes filled, and (member 0 only) since when.
+  std::size_t choosing_piece_ = 0;
+  bool streamed_fills_ = false;
+  std::size_t filled_bytes_ = 0;
   std::chrono::steady_clock::time_point first_fill_{};
-  std::size_t largest_fill_ = 0;
-  bool streamed_fill_ = false;
 };
 
 }  // namespace weft::coll

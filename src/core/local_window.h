@@ -152,11 +152,11 @@ class LocalWindow {
   bool streams_slot_pieces(std::size_t piece_bytes) const {
     return slot_stores_.streams(piece_bytes);
   }
-  // One call's timing for the slot stores' choice (counts on member 0 only): its largest slot
-  // piece, whether it streamed, how long it took.
-  void record_slot_fill(std::size_t piece_bytes, bool streamed, std::chrono::nanoseconds took,
-                        std::chrono::steady_clock::time_point now) {
-    slot_stores_.record(piece_bytes, streamed, took, now);
+  // One call's timing for the slot stores' choice (counts on member 0 only): the slot piece
+  // that chose its kind of store, whether it streamed, the bytes filled, how long it took.
+  void record_slot_fill(std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+                        std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now) {
+    slot_stores_.record(piece_bytes, streamed, filled_bytes, took, now);
   }
   // A member that published another stamp than mine in the round just completed, or in one of
   // the eager calls made since the round before it (those only their writers have checked).

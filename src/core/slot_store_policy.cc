@@ -34,7 +34,8 @@ bool SlotStorePolicy::streams(std::size_t piece_bytes) const {
   return (published_->load(std::memory_order_relaxed) >> class_of(piece_bytes)) & 1;
 }
 
-void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::chrono::nanoseconds took,
+void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+                             std::chrono::nanoseconds took,
                              std::chrono::steady_clock::time_point now) {
   if (!leader_ || setting_ != SlotStores::kAdaptive || piece_bytes < kFromBytes) return;
   const int size_class = class_of(piece_bytes);
@@ -45,8 +46,13 @@ void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::chrono
     learning.skip_next = false;
     return;
   }
-  learning.recent[streamed ? 1 : 0].add(took.count());
-  const bool overdue = !learning.trial && now - learning.last_trial >= kRetryAfter;
+  // Nanoseconds per 4 KiB filled.
+  const auto per_page =
+      static_cast<int64_t>(static_cast<double>(took.count()) * 4096.0 /
+                           static_cast<double>(std::max<std::size_t>(filled_bytes, 1)));
+  learning.recent[streamed ? 1 : 0].add(per_page);
+  const bool overdue =
+      !learning.trial && (now - learning.last_trial >= learning.retry_after || drifted(learning));
   if (--learning.calls_left > 0 && !overdue) return;
   end_phase(learning, size_class, now);
 }
@@ -62,19 +68,30 @@ void SlotStorePolicy::end_phase(Learning& learning, int size_class,
     publish(size_class, !learning.streaming);
   } else {
     learning.trial = false;
+    learning.retry_after = std::max<std::chrono::steady_clock::duration>(
+        kRetryAfter, kTrialShare * (now - learning.last_trial));
     const RecentTimes& tried = learning.recent[1 - chosen];
     const RecentTimes& kept = learning.recent[chosen];
     if (!tried.empty() && !kept.empty() &&
         static_cast<double>(tried.median()) < static_cast<double>(kept.median()) * kSwitchMargin) {
       learning.streaming = !learning.streaming;
       learning.period = kFirstPeriod;
+      learning.confirmed = tried.median();
     } else {
       learning.period = std::min(2 * learning.period, kLongestPeriod);
+      learning.confirmed = kept.empty() ? 0 : kept.median();
     }
     learning.calls_left = learning.period;
     publish(size_class, learning.streaming);
   }
   learning.skip_next = true;
+}
+
+bool SlotStorePolicy::drifted(const Learning& learning) {
+  const RecentTimes& chosen = learning.recent[learning.streaming ? 1 : 0];
+  return learning.confirmed > 0 && chosen.count >= kTrialCalls &&
+         static_cast<double>(chosen.median()) >
+             static_cast<double>(learning.confirmed) * kDriftFactor;
 }
 
 void SlotStorePolicy::publish(int size_class, bool streaming) {

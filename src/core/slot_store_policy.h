@@ -13,11 +13,14 @@
 // So the window's leader (member 0) times its calls by the size of the slot pieces it writes,
 // in size classes, and publishes per class which kind is faster in a word of the window that
 // every member reads before it fills a slot. Now and then it tries the other kind for a few
-// calls, less often while its choice keeps holding, and at least every kRetryAfter, and compares
-// the median times of the last calls of each kind (when members outnumber cores, the scheduler
-// delays some calls by far more than the kinds differ; a mean followed those). A member that
-// reads the word a call late only writes its slot the slower way once: the choice never changes
-// what is written, so the members need not agree on it.
+// calls: less often while its choice keeps holding; at least every kRetryAfter (longer when
+// calls are long, so that trials stay a small share of the time); and at once when the chosen
+// kind's calls turn kDriftFactor slower than when it was last confirmed (the vCPUs moved). It
+// compares the median times of the last calls of each kind (when members outnumber
+// cores, the scheduler delays some calls by far more than the kinds differ; a mean followed
+// those). Times are per byte filled, so that calls of different sizes in one class compare. A
+// member that reads the word a call late only writes its slot the slower way once: the choice
+// never changes what is written, so the members need not agree on it.
 #pragma once
 
 #include <atomic>
@@ -43,6 +46,11 @@ class SlotStorePolicy {
   static constexpr std::chrono::milliseconds kRetryAfter{200};
   // The other kind must be this much faster to be chosen (timings are noisy).
   static constexpr double kSwitchMargin = 0.9;
+  // Trials take at most about 1/kTrialShare of the time: calls of many milliseconds stretch
+  // the retry interval (a trial's calls may take twice as long as the chosen kind's).
+  static constexpr int kTrialShare = 10;
+  // The chosen kind's median this much slower than when it was confirmed starts a trial now.
+  static constexpr double kDriftFactor = 1.5;
 
   // `published`: the window's word (bit c set: class c streams), written only by the leader.
   SlotStorePolicy(std::atomic<uint32_t>* published, bool leader, SlotStores setting);
@@ -52,10 +60,11 @@ class SlotStorePolicy {
   // Whether a slot piece of `piece_bytes` is written with streaming stores now.
   bool streams(std::size_t piece_bytes) const;
 
-  // The leader's timing of one call whose largest slot piece was `piece_bytes`, written with
-  // streaming stores or not, which took `took` and ended at `now`. Ignored elsewhere.
-  void record(std::size_t piece_bytes, bool streamed, std::chrono::nanoseconds took,
-              std::chrono::steady_clock::time_point now);
+  // The leader's timing of one call whose slot pieces were of `piece_bytes`' class and written
+  // with streaming stores or not, `filled_bytes` in all, which took `took` and ended at `now`.
+  // Ignored elsewhere.
+  void record(std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+              std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now);
 
  private:
   // The last kTrialCalls times of one kind of store; compared by their median, which a few
@@ -71,14 +80,18 @@ class SlotStorePolicy {
     bool streaming = false;  // the kind chosen
     bool trial = false;      // trying the other kind now
     bool skip_next = true;   // the first call after a change pays for it: not counted
-    uint32_t calls_left = kFirstPeriod;
+    // The first trial comes early: a benchmark's (or a job's first) calls of one size are few.
+    uint32_t calls_left = kTrialCalls;
     uint32_t period = kFirstPeriod;
+    int64_t confirmed = 0;  // the chosen kind's median when a trial last ended (0: none yet)
     // The last calls' times by kind (ordinary, streaming), oldest overwritten first.
     RecentTimes recent[2];
-    std::chrono::steady_clock::time_point last_trial{};
+    std::chrono::steady_clock::time_point last_trial{};  // when the last trial began
+    std::chrono::steady_clock::duration retry_after = kRetryAfter;
   };
   void publish(int size_class, bool streaming);
   void end_phase(Learning& learning, int size_class, std::chrono::steady_clock::time_point now);
+  static bool drifted(const Learning& learning);
 
   std::atomic<uint32_t>* published_;
   bool leader_;

@@ -23,7 +23,7 @@ int run_calls(SlotStorePolicy& policy, Clock::time_point& now, std::size_t piece
     bool streams = policy.streams(piece);
     streamed += streams;
     now += microseconds(1);
-    policy.record(piece, streams, streams ? streaming : ordinary, now);
+    policy.record(piece, streams, piece, streams ? streaming : ordinary, now);
   }
   return streamed;
 }
@@ -72,7 +72,7 @@ TEST(SlotStorePolicy, CallsTheSchedulerDelayedDoNotDecide) {
       streamed += streams;
       now += microseconds(1);
       microseconds took = i % 13 == 12 ? microseconds(5000) : streams ? streaming : ordinary;
-      leader.record(piece, streams, took, now);
+      leader.record(piece, streams, piece, took, now);
     }
     return streamed;
   };
@@ -94,7 +94,69 @@ TEST(SlotStorePolicy, TriesTheOtherKindAgainAfterTheRetryInterval) {
   run_calls(leader, now, piece, 3, microseconds(5), microseconds(10));
   // Slow calls well inside one period: the retry interval starts the trial.
   now += SlotStorePolicy::kRetryAfter;
-  leader.record(piece, false, microseconds(5), now);
+  leader.record(piece, false, piece, microseconds(5), now);
+  EXPECT_TRUE(leader.streams(piece));
+}
+
+// The vCPUs move (docs/PERFORMANCE.md, "Two modes"): the chosen kind's calls turn much slower
+// and the other kind is now faster. The group must follow within a few calls, not wait out the
+// retry interval or a long period.
+TEST(SlotStorePolicy, FollowsAChangeOfTheFasterKindWithinAFewCalls) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy leader(&word, true, SlotStores::kAdaptive);
+  Clock::time_point now{};
+  const std::size_t piece = 512 * 1024;
+  // Ordinary wins long enough for the period to grow to its longest.
+  run_calls(leader, now, piece, 6000, microseconds(100), microseconds(150));
+  ASSERT_FALSE(leader.streams(piece));
+  // Ordinary turns 3x slower, streaming 2x faster than ordinary now; 1 us apart, far inside the
+  // retry interval and the period.
+  int streamed = run_calls(leader, now, piece, 30, microseconds(300), microseconds(150));
+  EXPECT_GT(streamed, 10);
+  EXPECT_TRUE(leader.streams(piece));
+  // Both kinds turn slower and the chosen one stays faster: it is kept after the trial.
+  int slower = run_calls(leader, now, piece, 200, microseconds(900), microseconds(450));
+  EXPECT_TRUE(leader.streams(piece));
+  EXPECT_LT(200 - slower, 40);
+}
+
+// Calls of many milliseconds (16 MiB all_reduce): a trial of the slower kind every retry
+// interval would cost a third of the time. Trials stay a small share of it.
+TEST(SlotStorePolicy, LongCallsTryTheOtherKindRarely) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy leader(&word, true, SlotStores::kAdaptive);
+  Clock::time_point now{};
+  const std::size_t piece = 512 * 1024;
+  int streamed = 0;
+  const int calls = 2000;
+  for (int i = 0; i < calls; ++i) {
+    bool streams = leader.streams(piece);
+    streamed += streams;
+    microseconds took(streams ? 20000 : 10000);
+    now += took;
+    leader.record(piece, streams, piece, took, now);
+  }
+  EXPECT_FALSE(leader.streams(piece));
+  EXPECT_GT(streamed, 0);
+  EXPECT_LT(streamed, calls / 10);
+}
+
+// One class spans calls of many sizes (a sweep moves from 1 MiB calls to 16 MiB calls whose
+// pieces are alike): they compare by time per byte filled, not per call.
+TEST(SlotStorePolicy, ComparesCallsOfDifferentSizesPerByte) {
+  std::atomic<uint32_t> word{0};
+  SlotStorePolicy leader(&word, true, SlotStores::kAdaptive);
+  Clock::time_point now{};
+  const std::size_t piece = 512 * 1024;
+  // Streaming is 1.5x faster per byte, but its calls happen to be 10x larger: by time per call
+  // it would look slower.
+  for (int i = 0; i < 400; ++i) {
+    bool streams = leader.streams(piece);
+    now += microseconds(1);
+    std::size_t filled = streams ? 10 * piece : piece;
+    microseconds took(streams ? 10 * 100 : 150);
+    leader.record(piece, streams, filled, took, now);
+  }
   EXPECT_TRUE(leader.streams(piece));
 }
 
