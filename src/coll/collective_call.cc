@@ -129,7 +129,8 @@ void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,
 }
 
 void CollectiveCall::report_slot_fills() {
-  if (choosing_piece_ == 0 || window_->rank() != 0) return;
+  // A call that filled nothing says nothing about the kinds of store.
+  if (choosing_piece_ == 0 || filled_bytes_ == 0 || window_->rank() != 0) return;
   auto now = std::chrono::steady_clock::now();
   window_->record_slot_fill(choosing_piece_, streamed_fills_, filled_bytes_, now - first_fill_,
                             now);
