@@ -16,7 +16,7 @@ int SlotStorePolicy::class_of(std::size_t piece_bytes) {
 int64_t SlotStorePolicy::RecentTimes::median() const {
   const uint32_t n = std::min(count, kTrialCalls);
   int64_t sorted[kTrialCalls];
-  std::copy(ns, ns + n, sorted);
+  std::copy(ns_per_page, ns_per_page + n, sorted);
   std::nth_element(sorted, sorted + n / 2, sorted + n);
   return sorted[n / 2];
 }
@@ -46,7 +46,6 @@ void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::size_t
     learning.skip_next = false;
     return;
   }
-  // Nanoseconds per 4 KiB filled.
   const auto per_page =
       static_cast<int64_t>(static_cast<double>(took.count()) * 4096.0 /
                            static_cast<double>(std::max<std::size_t>(filled_bytes, 1)));

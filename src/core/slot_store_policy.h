@@ -67,12 +67,13 @@ class SlotStorePolicy {
               std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now);
 
  private:
-  // The last kTrialCalls times of one kind of store; compared by their median, which a few
-  // calls that the scheduler delayed (members outnumbering cores) do not move.
+  // The last kTrialCalls times of one kind of store, in nanoseconds per 4 KiB filled; compared
+  // by their median, which a few calls that the scheduler delayed (members outnumbering cores)
+  // do not move.
   struct RecentTimes {
-    int64_t ns[kTrialCalls] = {};
+    int64_t ns_per_page[kTrialCalls] = {};
     uint32_t count = 0;
-    void add(int64_t sample) { ns[count++ % kTrialCalls] = sample; }
+    void add(int64_t sample) { ns_per_page[count++ % kTrialCalls] = sample; }
     bool empty() const { return count == 0; }
     int64_t median() const;
   };
