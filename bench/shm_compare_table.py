@@ -5,7 +5,8 @@ Per op and rank count: each system's median over runs of med_us (the median time
 busbw (nccl-tests factors) at 8 B, 64 KiB, 1 MiB, 16 MiB and 64 MiB, the ratio of Open MPI's
 time to weft's (> 1: weft faster) and gloo's time to weft's, and whether issue 5's target for
 that cell is met. Then the memory-bandwidth bound of shared/anchors/membw.c and how close weft's
-64 MiB all_reduce comes to it.
+64 MiB all_reduce comes to it. Last, where the small and mode rounds carry a vCPU mode (a
+.mode file beside the CSV, bench/shm_compare.sh -m), weft beside Open MPI within each mode.
 """
 import csv, glob, os, statistics, sys
 
@@ -22,36 +23,59 @@ def system_of(row):
     return None
 
 
-rows = {}  # (op, ranks, system) -> bytes -> [med_us over runs and small rounds]
-small = glob.glob(os.path.join(out, "small", "*.csv"))  # 8 and 16 B only
-for path in glob.glob(os.path.join(out, "run*", "*.csv")) + small:
+def samples(path):
+    """(op, ranks, system, bytes, med_us) of every good row of one CSV of the anchors' schema."""
     with open(path) as f:
         if not f.readline().startswith("system,config"):
-            continue
+            return
         f.seek(0)
         for r in csv.DictReader(f):
             s = system_of(r)
             if s is None or r["op"] not in OPS or r["check"] in ("FAIL", "unsupported"):
                 continue
-            if not r["med_us"]:
-                continue
-            rows.setdefault((r["op"], int(r["ranks"]), s), {}).setdefault(
-                int(r["bytes"]), []).append(float(r["med_us"]))
+            if r["med_us"]:
+                yield r["op"], int(r["ranks"]), s, int(r["bytes"]), float(r["med_us"])
+
+
+def mode_of(path):
+    """'fast', 'slow' or 'mixed' from the .mode file beside a CSV; None without one."""
+    tag = path[:-len(".csv")] + ".mode"
+    return open(tag).read().strip() if os.path.exists(tag) else None
+
+
+rows = {}  # (op, ranks, system) -> bytes -> [med_us over runs and small rounds]
+small = glob.glob(os.path.join(out, "small", "*.csv"))  # 8 and 16 B only
+for path in glob.glob(os.path.join(out, "run*", "*.csv")) + small:
+    for op, n, s, b, us in samples(path):
+        rows.setdefault((op, n, s), {}).setdefault(b, []).append(us)
+
+by_mode = {}  # mode -> (op, ranks, system) -> bytes -> [med_us of the rounds in that mode]
+mode_counts = {}  # mode -> rounds
+tagged = small + glob.glob(os.path.join(out, "bymode", "*.csv"))
+for path in tagged:
+    mode = mode_of(path)
+    if mode is None:
+        continue
+    mode_counts[mode] = mode_counts.get(mode, 0) + 1
+    for op, n, s, b, us in samples(path):
+        by_mode.setdefault(mode, {}).setdefault((op, n, s), {}).setdefault(b, []).append(us)
+
+
+def nearest_size(by, op, size):
+    """The row of `by` (bytes -> values) that stands for `size`, or None."""
+    if op == "barrier":
+        return min(by)
+    cands = [b for b in by if b >= size]
+    if not cands or min(cands) > 2 * size:  # the anchors' block ops round 8 B up to n x 4 B
+        return None
+    return min(cands)
 
 
 def cell(op, n, s, size):
     by = rows.get((op, n, s))
-    if not by:
+    b = nearest_size(by, op, size) if by else None
+    if b is None:
         return None
-    if op == "barrier":
-        b = min(by)
-    else:
-        cands = [b for b in by if b >= size]
-        if not cands:
-            return None
-        b = min(cands)
-        if b > 2 * size:  # the anchors' block ops round 8 B up to n x 4 B; nothing bigger
-            return None
     us = statistics.median(by[b])
     factor = {"allreduce": 2 * (n - 1) / n, "broadcast": 1.0, "reduce": 1.0, "barrier": 0.0}.get(
         op, (n - 1) / n)
@@ -138,3 +162,32 @@ if os.path.exists(membw):
               f"2-rank 64 MiB all_reduce (single copy) is {float(best['time_us']) / 1000:.1f} ms "
               f"(busbw {float(best['busbw_GBps']):.2f} GB/s). weft takes {w[0] / 1000:.1f} ms "
               f"(busbw {w[1]:.2f} GB/s): {float(best['time_us']) / w[0] * 100:.0f}% of the bound.\n")
+
+if mode_counts.get("fast") or mode_counts.get("slow"):
+    print("## By vCPU mode (small and mode rounds)\n")
+    print("Each small round (8 and 16 B, every op) and mode round (all_reduce 1, 4 and 16 MiB) "
+          "read the vCPU mode just before and just after it (bench/vcpu_mode.sh): "
+          + ", ".join(f"{mode_counts.get(m, 0)} {m}" for m in ("fast", "slow", "mixed"))
+          + " (mixed ones are left out). Cells: median med_us of the rounds in one mode, "
+          "rounds in brackets; only cells with both systems in that mode.\n")
+    head = "| op | ranks | size | mode | weft | Open MPI | OMPI/weft |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for op in OPS:
+        for n in ranks:
+            for size in ([8] if op == "barrier" else [8, 1 << 20, 4 << 20, 16 << 20]):
+                for mode in ("fast", "slow"):
+                    found = {}
+                    for s in ("weft", "openmpi"):
+                        by = by_mode.get(mode, {}).get((op, n, s))
+                        b = nearest_size(by, op, size) if by else None
+                        if b is not None:
+                            found[s] = by[b]
+                    if len(found) < 2:
+                        continue
+                    w, o = statistics.median(found["weft"]), statistics.median(found["openmpi"])
+                    label = "-" if op == "barrier" else (
+                        f"{size >> 20} MiB" if size >= 1 << 20 else f"{size} B")
+                    print(f"| {op} | {n} | {label} | {mode} | {fmt_us(w)} ({len(found['weft'])}) "
+                          f"| {fmt_us(o)} ({len(found['openmpi'])}) | {o / w:.2f} |")
+    print()
