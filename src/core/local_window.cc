@@ -111,9 +111,9 @@ struct LocalWindow::Header {
   std::atomic<uint32_t> poisoned;  // 0, or 1 + the rank that poisoned it first
   uint32_t code;                   // its ErrorCode
   char reason[kReasonBytes];
-  // SlotStorePolicy's choices, written by member 0 now and then and read at every slot fill:
-  // a line of its own, apart from the words every eager call reads.
-  alignas(64) std::atomic<uint32_t> streamed_classes;
+  // SlotStorePolicy's choices by op kind, written by member 0 now and then and read at every
+  // slot fill: lines of their own, apart from the words every eager call reads.
+  alignas(64) std::atomic<uint32_t> streamed_classes[SlotStorePolicies::kKinds];
 };
 
 // What a member publishes for the rounds of one parity, in one cache line: the others learn
@@ -173,7 +173,7 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       member_reads_allowed_(member_reads),
       fixed_spin_(spin_us >= 0),
       spin_us_(spin_us),
-      slot_stores_(&header().streamed_classes, rank == 0, slot_stores) {}
+      slot_stores_(header().streamed_classes, rank == 0, slot_stores) {}
 
 void LocalWindow::choose_spin() {
   // Count the cores of all members together: a launcher that binds each rank to its own core

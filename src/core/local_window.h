@@ -148,15 +148,16 @@ class LocalWindow {
   WaitResult wait_all(util::LazyDeadline& deadline, const std::function<bool()>& interrupted);
   const uint8_t* slot(int member) const;
   const uint8_t* slot(int member, std::size_t bytes) const;
-  // Whether a slot piece of `piece_bytes` is written with streaming stores now (SlotStorePolicy).
-  bool streams_slot_pieces(std::size_t piece_bytes) const {
-    return slot_stores_.streams(piece_bytes);
+  // Whether a slot piece of `piece_bytes` of an `op` call is written with streaming stores now
+  // (SlotStorePolicies).
+  bool streams_slot_pieces(OpKind op, std::size_t piece_bytes) const {
+    return slot_stores_.streams(op, piece_bytes);
   }
-  // One call's timing for the slot stores' choice (counts on member 0 only): the slot piece
-  // that chose its kind of store, whether it streamed, the bytes filled, how long it took.
-  void record_slot_fill(std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+  // One `op` call's timing for the slot stores' choice (counts on member 0 only): the slot
+  // piece that chose its kind of store, whether it streamed, the bytes filled, how long it took.
+  void record_slot_fill(OpKind op, std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
                         std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now) {
-    slot_stores_.record(piece_bytes, streamed, filled_bytes, took, now);
+    slot_stores_.record(op, piece_bytes, streamed, filled_bytes, took, now);
   }
   // A member that published another stamp than mine in the round just completed, or in one of
   // the eager calls made since the round before it (those only their writers have checked).
@@ -291,7 +292,7 @@ class LocalWindow {
   int64_t max_spin_us_ = 0;
   int64_t spin_us_;
 
-  SlotStorePolicy slot_stores_;
+  SlotStorePolicies slot_stores_;
 };
 
 }  // namespace weft::core

@@ -27,8 +27,10 @@ enum class OpKind : uint8_t {
   kAllToAll,
   kBarrier,
   kScan,
-  kExscan,
+  kExscan,  // the last: kOpKindCount counts on it
 };
+// Op kinds are numbered below this (tables indexed by kind).
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kExscan) + 1;
 
 const char* name_of(OpKind kind);
 

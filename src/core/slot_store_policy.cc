@@ -8,6 +8,12 @@ namespace weft::core {
 SlotStorePolicy::SlotStorePolicy(std::atomic<uint32_t>* published, bool leader, SlotStores setting)
     : published_(published), leader_(leader), setting_(setting) {}
 
+SlotStorePolicies::SlotStorePolicies(std::atomic<uint32_t>* published, bool leader,
+                                     SlotStores setting) {
+  by_op_.reserve(kKinds);
+  for (int k = 0; k < kKinds; ++k) by_op_.emplace_back(published + k, leader, setting);
+}
+
 int SlotStorePolicy::class_of(std::size_t piece_bytes) {
   int log2 = std::bit_width(std::max(piece_bytes, kFromBytes)) - 1;
   return std::min(log2 - std::countr_zero(kFromBytes), kClasses - 1);

@@ -21,12 +21,21 @@
 // those). Times are per byte filled, so that calls of different sizes in one class compare. A
 // member that reads the word a call late only writes its slot the slower way once: the choice
 // never changes what is written, so the members need not agree on it.
+//
+// Each op learns apart (SlotStorePolicies): their calls fill and read the slots in different
+// patterns, and the faster kind differs between them in one mode (2 members, 1 MiB, while the
+// vCPUs shared a core complex: broadcast, whose root alone writes, 60 us streaming against
+// 104 us ordinary; all_reduce the other way round). A shared choice was also thrown about by
+// a job alternating ops, whose times per byte differ by several times.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "core/op_signature.h"
 
 namespace weft::core {
 
@@ -98,6 +107,27 @@ class SlotStorePolicy {
   bool leader_;
   SlotStores setting_;
   Learning learning_[kClasses];
+};
+
+// One SlotStorePolicy per op kind, each with its own published word.
+class SlotStorePolicies {
+ public:
+  static constexpr int kKinds = kOpKindCount;
+
+  // `published`: kKinds words of the window, word k for the op kind numbered k.
+  SlotStorePolicies(std::atomic<uint32_t>* published, bool leader, SlotStores setting);
+
+  bool streams(OpKind op, std::size_t piece_bytes) const { return of(op).streams(piece_bytes); }
+  void record(OpKind op, std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+              std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now) {
+    of(op).record(piece_bytes, streamed, filled_bytes, took, now);
+  }
+
+ private:
+  const SlotStorePolicy& of(OpKind op) const { return by_op_[static_cast<std::size_t>(op)]; }
+  SlotStorePolicy& of(OpKind op) { return by_op_[static_cast<std::size_t>(op)]; }
+
+  std::vector<SlotStorePolicy> by_op_;
 };
 
 }  // namespace weft::core
