@@ -492,13 +492,14 @@ void check_even_all_to_all_case(ProcessGroup& group, std::size_t segment_bytes, 
 TEST(MovingAlgorithms, SharedMemoryEvenAllToAll) {
   // Blocks this small (16 bytes in all at most) take one round in the arrival lines; in place,
   // a member's output overwrites its input while the others still read what it sent. Larger
-  // ones take the general form, up to its single-copy reads.
+  // ones take rounds without a header up to the size of single-copy reads (64 KiB, or 512 KiB
+  // when the members outnumber the cores), then the general form.
   for (int world : kWorlds) {
     run_ranks(world, [&](ProcessGroup& group) {
       int seed = 200;
       const std::size_t tiny = 16 / static_cast<std::size_t>(group.size());
       for (std::size_t block : {std::size_t{0}, std::size_t{1}, tiny, tiny + 1, std::size_t{4099},
-                                std::size_t{70'001}}) {
+                                std::size_t{65'535}, std::size_t{65'536}, std::size_t{70'001}}) {
         for (bool all : {false, true}) {
           check_even_all_to_all_case(group, 1u << 20, ++seed, block,
                                      /*in_place=*/all || group.rank() == 0);
