@@ -112,7 +112,7 @@ struct LocalWindow::Header {
   uint32_t code;                   // its ErrorCode
   char reason[kReasonBytes];
   // SlotStorePolicy's choices by op kind, written by member 0 now and then and read at every
-  // slot fill: lines of their own, apart from the words every eager call reads.
+  // slot fill: a line of their own, apart from the words every eager call reads.
   alignas(64) std::atomic<uint32_t> streamed_classes[SlotStorePolicies::kKinds];
 };
 
