@@ -31,7 +31,7 @@
 // - Outputs of 8 MiB and more (broadcast, all_gather) are written with streaming stores
 //   (util/stream_copy.h).
 // - Every copy into my slot goes through CollectiveCall::fill_slot: ordinary or streaming
-//   stores, whichever the group now finds faster for pieces of that size
+//   stores, whichever the group now finds faster for that op and pieces of that size
 //   (core/slot_store_policy.h).
 // - all_to_all (any split sizes): ceil(max send / (R/p)) rounds, agreed in the first round;
 //   each member copies the others' p-1 pieces in and out, its own straight across (unless in
@@ -40,7 +40,8 @@
 //   the senders' buffers (one copy). (The same for all_gather was measured slower than the
 //   slots here, and is not used.) An even call (shm_even_all_to_all: contiguous blocks, and
 //   the call's signature carries its count, so that all members choose alike) of at most 16
-//   bytes in all: 1 round in the arrival lines, no header, no size lists.
+//   bytes in all: 1 round in the arrival lines, no header, no size lists; with blocks below
+//   the size of direct reads: the slot rounds without the first round's header.
 // - barrier: 1 round.
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,
