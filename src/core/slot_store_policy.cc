@@ -19,10 +19,10 @@ int SlotStorePolicy::class_of(std::size_t piece_bytes) {
   return std::min(log2 - std::countr_zero(kFromBytes), kClasses - 1);
 }
 
-int64_t SlotStorePolicy::RecentTimes::median() const {
-  const uint32_t n = std::min(count, kTrialCalls);
+int64_t SlotStorePolicy::RecentTimes::median(uint32_t last) const {
+  const uint32_t n = std::min({count, last, kTrialCalls});
   int64_t sorted[kTrialCalls];
-  std::copy(ns_per_page, ns_per_page + n, sorted);
+  for (uint32_t i = 0; i < n; ++i) sorted[i] = ns_per_page[(count - 1 - i) % kTrialCalls];
   std::nth_element(sorted, sorted + n / 2, sorted + n);
   return sorted[n / 2];
 }
@@ -56,9 +56,12 @@ void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::size_t
       static_cast<int64_t>(static_cast<double>(took.count()) * 4096.0 /
                            static_cast<double>(std::max<std::size_t>(filled_bytes, 1)));
   learning.recent[streamed ? 1 : 0].add(per_page);
+  learning.took_ns[learning.calls++ % kTrialCalls] = took.count();
+  learning.samples = samples_for(learning);
+  const uint32_t length = learning.sampling ? learning.samples : learning.period;
   const bool overdue =
       !learning.trial && (now - learning.last_trial >= learning.retry_after || drifted(learning));
-  if (--learning.calls_left > 0 && !overdue) return;
+  if (++learning.counted < length && !overdue) return;
   end_phase(learning, size_class, now);
 }
 
@@ -67,8 +70,8 @@ void SlotStorePolicy::end_phase(Learning& learning, int size_class,
   const int chosen = learning.streaming ? 1 : 0;
   if (!learning.trial) {
     learning.trial = true;
+    learning.sampling = true;
     learning.recent[1 - chosen] = RecentTimes{};
-    learning.calls_left = kTrialCalls;
     learning.last_trial = now;
     publish(size_class, !learning.streaming);
   } else {
@@ -77,26 +80,39 @@ void SlotStorePolicy::end_phase(Learning& learning, int size_class,
         kRetryAfter, kTrialShare * (now - learning.last_trial));
     const RecentTimes& tried = learning.recent[1 - chosen];
     const RecentTimes& kept = learning.recent[chosen];
+    const uint32_t n = learning.samples;
     if (!tried.empty() && !kept.empty() &&
-        static_cast<double>(tried.median()) < static_cast<double>(kept.median()) * kSwitchMargin) {
+        static_cast<double>(tried.median(n)) <
+            static_cast<double>(kept.median(n)) * kSwitchMargin) {
       learning.streaming = !learning.streaming;
       learning.period = kFirstPeriod;
-      learning.confirmed = tried.median();
+      learning.confirmed = tried.median(n);
     } else {
       learning.period = std::min(2 * learning.period, kLongestPeriod);
-      learning.confirmed = kept.empty() ? 0 : kept.median();
+      learning.confirmed = kept.empty() ? 0 : kept.median(n);
     }
-    learning.calls_left = learning.period;
+    learning.sampling = false;
     publish(size_class, learning.streaming);
   }
+  learning.counted = 0;
   learning.skip_next = true;
 }
 
 bool SlotStorePolicy::drifted(const Learning& learning) {
   const RecentTimes& chosen = learning.recent[learning.streaming ? 1 : 0];
-  return learning.confirmed > 0 && chosen.count >= kTrialCalls &&
-         static_cast<double>(chosen.median()) >
+  return learning.confirmed > 0 && chosen.count >= learning.samples &&
+         static_cast<double>(chosen.median(learning.samples)) >
              static_cast<double>(learning.confirmed) * kDriftFactor;
+}
+
+uint32_t SlotStorePolicy::samples_for(const Learning& learning) {
+  const uint32_t n = std::min(learning.calls, kTrialCalls);
+  if (n == 0) return kTrialCalls;
+  const int64_t shortest = *std::min_element(learning.took_ns, learning.took_ns + n);
+  if (shortest <= 0) return kTrialCalls;
+  const int64_t span = std::chrono::nanoseconds(kSampleSpan).count();
+  const int64_t calls = (span + shortest - 1) / shortest;
+  return static_cast<uint32_t>(std::clamp<int64_t>(calls, kFewestSamples, kTrialCalls));
 }
 
 void SlotStorePolicy::publish(int size_class, bool streaming) {

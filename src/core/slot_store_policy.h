@@ -49,6 +49,12 @@ class SlotStorePolicy {
   static constexpr int kClasses = 16;  // 4 KiB, 8 KiB, ... 128 MiB and up
   // The calls of a trial of the other kind (the first is not counted: it pays for the switch).
   static constexpr uint32_t kTrialCalls = 8;
+  // Long calls decide with fewer: a kind's sample spans about kSampleSpan of calls, at least
+  // kFewestSamples of them. With eight, a group making 16 MiB calls (10 ms each at 4 members
+  // on 2 cores) took about 14 calls to follow a move of the vCPUs, and a benchmark's
+  // invocation at that size makes about 15; three such calls still span the scheduler's slices.
+  static constexpr uint32_t kFewestSamples = 3;
+  static constexpr std::chrono::milliseconds kSampleSpan{20};
   // Calls between trials: from kFirstPeriod, doubled each time a trial confirms the choice.
   static constexpr uint32_t kFirstPeriod = 32;
   static constexpr uint32_t kLongestPeriod = 1024;
@@ -77,21 +83,28 @@ class SlotStorePolicy {
 
  private:
   // The last kTrialCalls times of one kind of store, in nanoseconds per 4 KiB filled; compared
-  // by their median, which a few calls that the scheduler delayed (members outnumbering cores)
-  // do not move.
+  // by the median of the last few, which a few calls that the scheduler delayed (members
+  // outnumbering cores) do not move.
   struct RecentTimes {
     int64_t ns_per_page[kTrialCalls] = {};
     uint32_t count = 0;
     void add(int64_t sample) { ns_per_page[count++ % kTrialCalls] = sample; }
     bool empty() const { return count == 0; }
-    int64_t median() const;
+    int64_t median(uint32_t last) const;  // of the last `last` (or as many as there are)
   };
   struct Learning {
     bool streaming = false;  // the kind chosen
     bool trial = false;      // trying the other kind now
     bool skip_next = true;   // the first call after a change pays for it: not counted
-    // The first trial comes early: a benchmark's (or a job's first) calls of one size are few.
-    uint32_t calls_left = kTrialCalls;
+    // The first phase is as short as a trial: a benchmark's (or a job's first) calls of one
+    // size are few.
+    bool sampling = true;            // in a trial or the first phase, not a period
+    uint32_t samples = kTrialCalls;  // calls a kind's median takes (samples_for, see below)
+    // The last calls' durations (of either kind): the shortest of them tells how long calls
+    // are; a call the scheduler delayed must not shorten the sample it would be one of.
+    int64_t took_ns[kTrialCalls] = {};
+    uint32_t calls = 0;
+    uint32_t counted = 0;  // calls counted in this phase
     uint32_t period = kFirstPeriod;
     int64_t confirmed = 0;  // the chosen kind's median when a trial last ended (0: none yet)
     // The last calls' times by kind (ordinary, streaming), oldest overwritten first.
@@ -102,6 +115,8 @@ class SlotStorePolicy {
   void publish(int size_class, bool streaming);
   void end_phase(Learning& learning, int size_class, std::chrono::steady_clock::time_point now);
   static bool drifted(const Learning& learning);
+  // How many calls a kind's sample takes, by the shortest of the last calls' durations.
+  static uint32_t samples_for(const Learning& learning);
 
   std::atomic<uint32_t>* published_;
   bool leader_;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 
 namespace weft {
 namespace {
@@ -141,6 +142,49 @@ TEST(SlotStorePolicy, LongCallsTryTheOtherKindRarely) {
   EXPECT_FALSE(leader.streams(piece));
   EXPECT_GT(streamed, 0);
   EXPECT_LT(streamed, calls / 10);
+}
+
+// Calls of 10 ms (4 members, 16 MiB, slow vCPU mode): a benchmark's invocation makes about 15
+// of them. The group must find the faster kind within half of them, and follow a change of
+// it as fast; calls of 100 us keep the longer sample (their times are noisier).
+TEST(SlotStorePolicy, LongCallsDecideWithFewerCalls) {
+  const std::size_t piece = 1 << 20;
+  std::atomic<uint32_t> word{0};
+  std::unique_ptr<SlotStorePolicy> leader;
+  Clock::time_point now{};
+  // Calls timed as `now` passes, each taking its kind's time; returns how many streamed.
+  auto run_timed = [&](int calls, microseconds ordinary, microseconds streaming) {
+    int streamed = 0;
+    for (int i = 0; i < calls; ++i) {
+      bool streams = leader->streams(piece);
+      streamed += streams;
+      microseconds took = streams ? streaming : ordinary;
+      now += took;
+      leader->record(piece, streams, piece, took, now);
+    }
+    return streamed;
+  };
+  auto fresh_leader = [&] {
+    word = 0;
+    leader = std::make_unique<SlotStorePolicy>(&word, true, SlotStores::kAdaptive);
+  };
+  // Streaming twice as fast: of an invocation's first 15 calls, long ones run ordinary stores
+  // for 4 (one not counted, three timed), short ones for 9.
+  fresh_leader();
+  EXPECT_GE(run_timed(15, microseconds(10000), microseconds(5000)), 10);
+  fresh_leader();
+  EXPECT_LE(run_timed(15, microseconds(100), microseconds(50)), 6);
+
+  // The faster kind changes (the vCPUs moved) while calls are long: two slow calls show it,
+  // a trial of four follows, and the group streams from then on.
+  fresh_leader();
+  run_timed(100, microseconds(6000), microseconds(9000));
+  int settle = 0;
+  while (leader->streams(piece) && settle++ < 20)
+    run_timed(1, microseconds(6000), microseconds(9000));
+  ASSERT_FALSE(leader->streams(piece));
+  EXPECT_GE(run_timed(10, microseconds(14000), microseconds(8000)), 7);
+  EXPECT_TRUE(leader->streams(piece));
 }
 
 // One class spans calls of many sizes (a sweep moves from 1 MiB calls to 16 MiB calls whose
