@@ -74,6 +74,10 @@ class CollectiveCall {
   // of a call that the choice applies to decides for all of the call's rounds, so that the call
   // is timed as one kind (the first piece is the largest in every algorithm).
   void fill_slot(uint8_t* to, const void* from, std::size_t bytes, std::size_t round_piece);
+  // Whether this call's slot fills stream (after its first fill_slot that the choice applies
+  // to; false before): for other data a member writes into its slot, such as a share it
+  // reduced, which should go the way the call is timed.
+  bool slot_fills_stream() const { return streamed_fills_; }
   // Hands this call's time to the slot stores' choice, once the call is done (member 0 only).
   void report_slot_fills();
   // Arrives, waits for every member, checks that all run this call; throws the group's error.

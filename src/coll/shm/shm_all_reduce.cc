@@ -6,6 +6,7 @@
 #include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
+#include "util/stream_copy.h"
 
 namespace weft::coll {
 
@@ -57,18 +58,25 @@ void eager_reduce(CollectiveCall& call, uint8_t* data, std::size_t count, DType 
 // Reduces one share into `shared` (where the other members copy it from) and, when `own` is
 // not null, into `own` too, block by block: each block is copied while it is still in the
 // cache, instead of being read back from the slot with the other members' shares a round later.
+// `stream_shared`: write `shared` with streaming stores, as the call fills its slot (the share
+// is a 1/p part of the slot's writes: half of them at 2 members).
 void reduce_share(DType dtype, ReduceOp op, uint8_t* shared, uint8_t* own,
-                  std::span<const void* const> inputs, std::size_t count) {
+                  std::span<const void* const> inputs, std::size_t count, bool stream_shared) {
   const std::size_t element = size_of(dtype);
   const std::size_t block = std::max<std::size_t>(1, kShareBlockBytes / element);
   MemberList<const void*> at(static_cast<int>(inputs.size()));
+  // Streamed to the slot, a block is reduced where it stays in the cache: the same reduction,
+  // in the same order, so the result does not depend on the kind of store.
+  alignas(64) uint8_t staged[kShareBlockBytes];
   for (std::size_t done = 0; done < count; done += block) {
     std::size_t n = std::min(block, count - done), offset = done * element;
     for (std::size_t m = 0; m < inputs.size(); ++m) {
       at[static_cast<int>(m)] = static_cast<const uint8_t*>(inputs[m]) + offset;
     }
-    reduce::reduce_many(dtype, op, shared + offset, at.data(), inputs.size(), n);
-    if (own) std::memcpy(own + offset, shared + offset, n * element);
+    uint8_t* reduced = stream_shared ? staged : shared + offset;
+    reduce::reduce_many(dtype, op, reduced, at.data(), inputs.size(), n);
+    if (stream_shared) util::copy_streaming(shared + offset, reduced, n * element);
+    if (own) std::memcpy(own + offset, reduced, n * element);
   }
 }
 
@@ -99,7 +107,7 @@ void pipelined(CollectiveCall& call, uint8_t* data, std::size_t count, DType dty
       uint8_t* mine = data + ((k - 1) * piece + begin) * element;
       inputs[me] = mine;
       reduce_share(dtype, op, slot + share_offset, keeps_result ? mine : nullptr, inputs,
-                   end - begin);
+                   end - begin, call.slot_fills_stream());
     }
     if (k < pieces) {
       std::size_t n = piece_length(k);
