@@ -22,9 +22,14 @@ int SlotStorePolicy::class_of(std::size_t piece_bytes) {
 int64_t SlotStorePolicy::RecentTimes::median(uint32_t last) const {
   const uint32_t n = std::min({count, last, kTrialCalls});
   int64_t sorted[kTrialCalls];
-  for (uint32_t i = 0; i < n; ++i) sorted[i] = ns_per_page[(count - 1 - i) % kTrialCalls];
+  for (uint32_t i = 0; i < n; ++i) sorted[i] = ns[(count - 1 - i) % kTrialCalls];
   std::nth_element(sorted, sorted + n / 2, sorted + n);
   return sorted[n / 2];
+}
+
+int64_t SlotStorePolicy::RecentTimes::shortest() const {
+  const uint32_t n = std::min(count, kTrialCalls);
+  return n == 0 ? 0 : *std::min_element(ns, ns + n);
 }
 
 bool SlotStorePolicy::streams(std::size_t piece_bytes) const {
@@ -56,8 +61,8 @@ void SlotStorePolicy::record(std::size_t piece_bytes, bool streamed, std::size_t
       static_cast<int64_t>(static_cast<double>(took.count()) * 4096.0 /
                            static_cast<double>(std::max<std::size_t>(filled_bytes, 1)));
   learning.recent[streamed ? 1 : 0].add(per_page);
-  learning.took_ns[learning.calls++ % kTrialCalls] = took.count();
-  learning.samples = samples_for(learning);
+  learning.durations.add(took.count());
+  learning.samples = samples_for(learning.durations.shortest());
   const uint32_t length = learning.sampling ? learning.samples : learning.period;
   const bool overdue =
       !learning.trial && (now - learning.last_trial >= learning.retry_after || drifted(learning));
@@ -105,10 +110,7 @@ bool SlotStorePolicy::drifted(const Learning& learning) {
              static_cast<double>(learning.confirmed) * kDriftFactor;
 }
 
-uint32_t SlotStorePolicy::samples_for(const Learning& learning) {
-  const uint32_t n = std::min(learning.calls, kTrialCalls);
-  if (n == 0) return kTrialCalls;
-  const int64_t shortest = *std::min_element(learning.took_ns, learning.took_ns + n);
+uint32_t SlotStorePolicy::samples_for(int64_t shortest) {
   if (shortest <= 0) return kTrialCalls;
   const int64_t span = std::chrono::nanoseconds(kSampleSpan).count();
   const int64_t calls = (span + shortest - 1) / shortest;

@@ -82,15 +82,16 @@ class SlotStorePolicy {
               std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now);
 
  private:
-  // The last kTrialCalls times of one kind of store, in nanoseconds per 4 KiB filled; compared
-  // by the median of the last few, which a few calls that the scheduler delayed (members
-  // outnumbering cores) do not move.
+  // The last kTrialCalls times of some calls, in nanoseconds, oldest overwritten first.
+  // Kinds of store compare by the median of the last few, which a few calls that the scheduler
+  // delayed (members outnumbering cores) do not move.
   struct RecentTimes {
-    int64_t ns_per_page[kTrialCalls] = {};
+    int64_t ns[kTrialCalls] = {};
     uint32_t count = 0;
-    void add(int64_t sample) { ns_per_page[count++ % kTrialCalls] = sample; }
+    void add(int64_t sample) { ns[count++ % kTrialCalls] = sample; }
     bool empty() const { return count == 0; }
     int64_t median(uint32_t last) const;  // of the last `last` (or as many as there are)
+    int64_t shortest() const;             // of all kept (0 when empty)
   };
   struct Learning {
     bool streaming = false;  // the kind chosen
@@ -102,12 +103,11 @@ class SlotStorePolicy {
     uint32_t samples = kTrialCalls;  // calls a kind's median takes (samples_for, see below)
     // The last calls' durations (of either kind): the shortest of them tells how long calls
     // are; a call the scheduler delayed must not shorten the sample it would be one of.
-    int64_t took_ns[kTrialCalls] = {};
-    uint32_t calls = 0;
+    RecentTimes durations;
     uint32_t counted = 0;  // calls counted in this phase
     uint32_t period = kFirstPeriod;
     int64_t confirmed = 0;  // the chosen kind's median when a trial last ended (0: none yet)
-    // The last calls' times by kind (ordinary, streaming), oldest overwritten first.
+    // The last calls' times per 4 KiB filled, by kind (ordinary, streaming).
     RecentTimes recent[2];
     std::chrono::steady_clock::time_point last_trial{};  // when the last trial began
     std::chrono::steady_clock::duration retry_after = kRetryAfter;
@@ -115,8 +115,8 @@ class SlotStorePolicy {
   void publish(int size_class, bool streaming);
   void end_phase(Learning& learning, int size_class, std::chrono::steady_clock::time_point now);
   static bool drifted(const Learning& learning);
-  // How many calls a kind's sample takes, by the shortest of the last calls' durations.
-  static uint32_t samples_for(const Learning& learning);
+  // How many calls a kind's sample takes, by the shortest of the last calls (nanoseconds).
+  static uint32_t samples_for(int64_t shortest);
 
   std::atomic<uint32_t>* published_;
   bool leader_;
