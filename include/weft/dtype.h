@@ -25,12 +25,16 @@ inline constexpr int kNumDTypes = 10;
 
 [[noreturn]] void throw_unknown_dtype(DType dtype);
 
+namespace detail {
+// At namespace scope: a table local to size_of() was built on the stack at every call.
+inline constexpr std::size_t kDTypeSizes[kNumDTypes] = {4, 8, 2, 2, 1, 1, 2, 4, 8, 1};
+}  // namespace detail
+
 // Bytes per element. Inline: every call asks it, several times for a small one.
 inline std::size_t size_of(DType dtype) {
-  constexpr std::size_t kSizes[kNumDTypes] = {4, 8, 2, 2, 1, 1, 2, 4, 8, 1};
   const auto code = static_cast<std::size_t>(dtype);
   if (code >= static_cast<std::size_t>(kNumDTypes)) throw_unknown_dtype(dtype);
-  return kSizes[code];
+  return detail::kDTypeSizes[code];
 }
 // torch's spelling: "float32", "bfloat16", "bool", ...
 std::string_view name_of(DType dtype);
