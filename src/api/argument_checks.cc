@@ -16,21 +16,18 @@ void check_peer(const core::Communicator& comm, int peer, const char* op, bool a
   }
 }
 
-void check_buffer(const core::Communicator& comm, const void* data, std::size_t count,
-                  const char* op, const char* what) {
+void invalid_buffer(const core::Communicator& comm, const void* data, std::size_t count,
+                    const char* op, const char* what) {
   if (data == nullptr && count > 0) {
     throw Error(
         ErrorCode::kInvalidArgument,
         std::string(what) + " is a null pointer with " + std::to_string(count) + " elements",
         context_of(comm, op));
   }
-  // A count this large is a negative number cast to size_t.
-  if (count > (std::size_t{1} << 62)) {
-    throw Error(ErrorCode::kInvalidArgument,
-                std::string(what) + " has an invalid element count " +
-                    std::to_string(static_cast<int64_t>(count)),
-                context_of(comm, op));
-  }
+  throw Error(ErrorCode::kInvalidArgument,
+              std::string(what) + " has an invalid element count " +
+                  std::to_string(static_cast<int64_t>(count)),
+              context_of(comm, op));
 }
 
 void check_tag(const core::Communicator& comm, int tag, const char* op) {

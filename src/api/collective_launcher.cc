@@ -11,9 +11,11 @@ constexpr std::size_t kDefaultSegmentBytes = 1u << 20;
 template <typename RunBody>
 void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
          const RunBody& body) {
-  core::OpInfo info{launch.name, -1, launch.bytes, seq};
-  comm.check_not_aborted(info);
-  comm.check_collectives_usable(info);
+  if (comm.troubled()) [[unlikely]] {
+    core::OpInfo info{launch.name, -1, launch.bytes, seq};
+    comm.check_not_aborted(info);
+    comm.check_collectives_usable(info);
+  }
   coll::CollectiveCall call(comm, launch.name, launch.signature, seq, comm.timeout(),
                             launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
   try {

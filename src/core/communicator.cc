@@ -240,14 +240,12 @@ void Communicator::tell_shared_memory_waiters(const std::shared_ptr<const Error>
   }
 }
 
-void Communicator::check_not_aborted(const OpInfo& info) const {
-  if (!troubled_.load(std::memory_order_acquire)) return;
+void Communicator::throw_if_aborted(const OpInfo& info) const {
   std::lock_guard lock(mutex_);
   if (aborted_) throw aborted_->with_context(context_for(info));
 }
 
-void Communicator::check_collectives_usable(const OpInfo& info) const {
-  if (!troubled_.load(std::memory_order_acquire)) return;
+void Communicator::throw_if_collectives_broken(const OpInfo& info) const {
   std::lock_guard lock(mutex_);
   if (!broken_collectives_) return;
   throw Error(broken_collectives_->code() == ErrorCode::kPeerFailure ? ErrorCode::kPeerFailure

@@ -91,11 +91,20 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   ErrorContext context_for(const OpInfo& info) const;
   void abort(const std::string& reason);
-  // Throws the stored error when the group was aborted.
-  void check_not_aborted(const OpInfo& info) const;
+  // Whether the group was aborted or its collectives broke: the checks below then throw.
+  bool troubled() const { return troubled_.load(std::memory_order_acquire); }
+  // Throws the stored error when the group was aborted. Inline, as the next: every call
+  // checks, and on the healthy path it is one load.
+  void check_not_aborted(const OpInfo& info) const {
+    if (troubled_.load(std::memory_order_acquire)) [[unlikely]]
+      throw_if_aborted(info);
+  }
   // Throws the stored error when the group's collectives can no longer run (a member died, or
   // an earlier collective failed on some rank).
-  void check_collectives_usable(const OpInfo& info) const;
+  void check_collectives_usable(const OpInfo& info) const {
+    if (troubled_.load(std::memory_order_acquire)) [[unlikely]]
+      throw_if_collectives_broken(info);
+  }
   // A collective failed here: fail the group's pending collectives on every rank, with this
   // cause, so that nobody waits for a partner that has given up.
   void fail_collectives(std::shared_ptr<const Error> cause);
@@ -146,6 +155,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void on_context_aborted(uint64_t context, std::shared_ptr<const Error> error);
 
  private:
+  // The slow halves of the checks above, once troubled_ is set: they take the lock.
+  [[gnu::cold]] void throw_if_aborted(const OpInfo& info) const;
+  [[gnu::cold]] void throw_if_collectives_broken(const OpInfo& info) const;
   bool collectives_broken() const;
   // collectives_broken as the window's waits take it, made once (not at every call).
   const std::function<bool()> broken_check_ = [this] { return collectives_broken(); };
