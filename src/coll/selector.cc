@@ -60,11 +60,6 @@ std::optional<Algorithm> from_environment(Collective collective, const std::stri
   return std::nullopt;
 }
 
-bool has_shared_memory_algorithm(Collective collective) {
-  return collective != Collective::kGather && collective != Collective::kScatter &&
-         collective != Collective::kScan;
-}
-
 bool has_hierarchical_algorithm(Collective collective) {
   return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
          collective == Collective::kReduce || collective == Collective::kAllGather;
@@ -72,7 +67,7 @@ bool has_hierarchical_algorithm(Collective collective) {
 
 Algorithm by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
-  if (in.single_host && has_shared_memory_algorithm(in.collective)) return Algorithm::kShm;
+  if (runs_shm_unforced(in.collective, in.single_host)) return Algorithm::kShm;
   if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
   switch (in.collective) {
     // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).

@@ -63,6 +63,15 @@ struct SelectionInput {
 };
 
 Algorithm choose_algorithm(const SelectionInput& input);
+
+// Whether `collective` on a group whose members all share one host (SelectionInput's
+// single_host) runs the shared-memory algorithm at every size when nothing forces another:
+// choose_algorithm's first rule, inline so that callers can skip building its input (a
+// visible part of a small call's cost).
+inline bool runs_shm_unforced(Collective collective, bool single_host) {
+  return single_host && collective != Collective::kGather && collective != Collective::kScatter &&
+         collective != Collective::kScan;
+}
 // What runs when "shm" was chosen but the group could not map a shared-memory window, and
 // between the leaders of a hierarchical algorithm: the selector's choice for a group of one
 // rank per host (WEFT_ALGO and the option ignored).

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "weft/error.h"
 
@@ -36,6 +39,27 @@ TEST(Selector, OneHostUsesSharedMemoryAtEverySize) {
     SelectionInput in = input(c, 64, 4);
     in.single_host = true;
     EXPECT_EQ(choose_algorithm(in), algorithms_of(c).front()) << name_of(c);
+  }
+}
+
+// The API asks runs_shm_unforced() instead of choose_algorithm() when nothing is forced: on one
+// host, exactly the collectives that have a shared-memory algorithm run it, at every size.
+TEST(Selector, TheUnforcedShortcutNamesTheCollectivesWithSharedMemory) {
+  const std::string no_setting;
+  for (Collective c :
+       {Collective::kBroadcast, Collective::kAllReduce, Collective::kReduce, Collective::kAllGather,
+        Collective::kGather, Collective::kScatter, Collective::kReduceScatter,
+        Collective::kAllToAll, Collective::kBarrier, Collective::kScan}) {
+    const std::vector<Algorithm>& known = algorithms_of(c);
+    const bool has_shm = std::find(known.begin(), known.end(), Algorithm::kShm) != known.end();
+    EXPECT_EQ(runs_shm_unforced(c, true), has_shm) << name_of(c);
+    EXPECT_FALSE(runs_shm_unforced(c, false)) << name_of(c);
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{64} << 20}) {
+      SelectionInput in = input(c, bytes, 3);
+      in.single_host = true;
+      in.algorithm_setting = &no_setting;
+      EXPECT_EQ(choose_algorithm(in) == Algorithm::kShm, has_shm) << name_of(c) << " " << bytes;
+    }
   }
 }
 
