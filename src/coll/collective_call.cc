@@ -8,27 +8,6 @@
 
 namespace weft::coll {
 
-CollectiveCall::CollectiveCall(core::Communicator& comm, const char* name,
-                               core::OpSignature signature, int64_t seq,
-                               std::chrono::steady_clock::time_point deadline,
-                               std::size_t segment_bytes)
-    : comm_(comm),
-      name_(name),
-      signature_(signature),
-      seq_(seq),
-      deadline_(deadline),
-      segment_bytes_(segment_bytes) {}
-
-CollectiveCall::CollectiveCall(core::Communicator& comm, const char* name,
-                               core::OpSignature signature, int64_t seq,
-                               std::chrono::milliseconds timeout, std::size_t segment_bytes)
-    : comm_(comm),
-      name_(name),
-      signature_(signature),
-      seq_(seq),
-      deadline_(timeout),
-      segment_bytes_(segment_bytes) {}
-
 uint64_t CollectiveCall::tag(uint32_t step) const {
   if (step >= kMaxSteps) {
     throw Error(ErrorCode::kInternal,

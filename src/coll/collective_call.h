@@ -25,12 +25,25 @@ class CollectiveCall {
  public:
   using RequestPtr = core::RequestPtr;
 
+  // Inline, as the other: every collective makes one, and a small one's whole path counts.
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
                  int64_t seq, std::chrono::steady_clock::time_point deadline,
-                 std::size_t segment_bytes);
+                 std::size_t segment_bytes)
+      : comm_(comm),
+        name_(name),
+        signature_(signature),
+        seq_(seq),
+        deadline_(deadline),
+        segment_bytes_(segment_bytes) {}
   // The deadline is `timeout` after the first wait that needs one (util::LazyDeadline).
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
-                 int64_t seq, std::chrono::milliseconds timeout, std::size_t segment_bytes);
+                 int64_t seq, std::chrono::milliseconds timeout, std::size_t segment_bytes)
+      : comm_(comm),
+        name_(name),
+        signature_(signature),
+        seq_(seq),
+        deadline_(timeout),
+        segment_bytes_(segment_bytes) {}
 
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }

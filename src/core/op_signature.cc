@@ -34,17 +34,6 @@ const char* name_of(OpKind kind) {
   return "unknown op";
 }
 
-transport::Signature OpSignature::pack() const {
-  transport::Signature packed;
-  uint8_t* out = packed.bytes.data();
-  out[0] = static_cast<uint8_t>(kind);
-  out[1] = static_cast<uint8_t>(dtype);
-  out[2] = static_cast<uint8_t>(reduce);
-  std::memcpy(out + 4, &root, sizeof root);
-  std::memcpy(out + 8, &count, sizeof count);
-  return packed;
-}
-
 OpSignature OpSignature::unpack(const transport::Signature& packed) {
   const uint8_t* in = packed.bytes.data();
   OpSignature signature;

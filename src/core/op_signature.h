@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "transport/frame_header.h"
@@ -41,7 +42,17 @@ struct OpSignature {
   int32_t root = -1;
   uint64_t count = 0;  // elements per rank, as the op's caller gave it
 
-  transport::Signature pack() const;
+  // Inline: every collective packs its signature, and a small one's whole path counts.
+  transport::Signature pack() const {
+    transport::Signature packed;
+    uint8_t* out = packed.bytes.data();
+    out[0] = static_cast<uint8_t>(kind);
+    out[1] = static_cast<uint8_t>(dtype);
+    out[2] = static_cast<uint8_t>(reduce);
+    std::memcpy(out + 4, &root, sizeof root);
+    std::memcpy(out + 8, &count, sizeof count);
+    return packed;
+  }
   static OpSignature unpack(const transport::Signature& packed);
   // "all_reduce(count=4, float32, sum)" or "send/recv(count=4, float32)".
   std::string describe() const;
