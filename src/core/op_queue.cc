@@ -21,8 +21,6 @@ void OpQueue::submit(std::function<void()> op) {
   changed_.notify_all();
 }
 
-bool OpQueue::idle() const { return unfinished_.load(std::memory_order_acquire) == 0; }
-
 void OpQueue::run() {
   std::unique_lock lock(mutex_);
   for (;;) {

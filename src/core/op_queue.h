@@ -22,7 +22,7 @@ class OpQueue {
   OpQueue& operator=(const OpQueue&) = delete;
 
   void submit(std::function<void()> op);
-  bool idle() const;
+  bool idle() const { return unfinished_.load(std::memory_order_acquire) == 0; }
 
  private:
   void run();
