@@ -96,13 +96,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Throws the stored error when the group was aborted. Inline, as the next: every call
   // checks, and on the healthy path it is one load.
   void check_not_aborted(const OpInfo& info) const {
-    if (troubled_.load(std::memory_order_acquire)) [[unlikely]]
+    if (troubled()) [[unlikely]]
       throw_if_aborted(info);
   }
   // Throws the stored error when the group's collectives can no longer run (a member died, or
   // an earlier collective failed on some rank).
   void check_collectives_usable(const OpInfo& info) const {
-    if (troubled_.load(std::memory_order_acquire)) [[unlikely]]
+    if (troubled()) [[unlikely]]
       throw_if_collectives_broken(info);
   }
   // A collective failed here: fail the group's pending collectives on every rank, with this
