@@ -15,6 +15,7 @@
 
 #include "core/communicator.h"
 #include "core/op_signature.h"
+#include "util/deadline.h"
 
 namespace weft::coll {
 
@@ -29,21 +30,11 @@ class CollectiveCall {
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
                  int64_t seq, std::chrono::steady_clock::time_point deadline,
                  std::size_t segment_bytes)
-      : comm_(comm),
-        name_(name),
-        signature_(signature),
-        seq_(seq),
-        deadline_(deadline),
-        segment_bytes_(segment_bytes) {}
+      : CollectiveCall(comm, name, signature, seq, util::LazyDeadline(deadline), segment_bytes) {}
   // The deadline is `timeout` after the first wait that needs one (util::LazyDeadline).
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
                  int64_t seq, std::chrono::milliseconds timeout, std::size_t segment_bytes)
-      : comm_(comm),
-        name_(name),
-        signature_(signature),
-        seq_(seq),
-        deadline_(timeout),
-        segment_bytes_(segment_bytes) {}
+      : CollectiveCall(comm, name, signature, seq, util::LazyDeadline(timeout), segment_bytes) {}
 
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
@@ -128,6 +119,14 @@ class CollectiveCall {
   void end_eager() { window()->end_eager(); }
 
  private:
+  CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
+                 int64_t seq, util::LazyDeadline deadline, std::size_t segment_bytes)
+      : comm_(comm),
+        name_(name),
+        signature_(signature),
+        seq_(seq),
+        deadline_(deadline),
+        segment_bytes_(segment_bytes) {}
   // window() at its first use in this call (opens the group's window if need be); out of
   // line, so that the later uses stay two instructions.
   core::LocalWindow* first_window();
