@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "durations.h"
+#include "weft/error.h"
 #include "weft/file_store.h"
 #include "weft/memory_store.h"
 #include "weft/prefix_store.h"
@@ -83,6 +84,82 @@ class ServedTcpStore final : public Store {
 };
 
 using StorePtr = std::shared_ptr<Store>;
+
+// weft::Store over a Python object with torch.distributed's Store methods (a torch Store of
+// any kind, or a user's class), so that weft's rendezvous runs on the store torch hands a
+// backend. Each call takes the GIL; torch's own store methods release it while they block.
+// Blocking calls use this adapter's timeout (weft sets it to the group's), passed to the
+// object's wait(); a failed wait becomes weft's kTimeout, which the bootstrap turns into an
+// error naming the ranks that never arrived.
+class PythonObjectStore final : public Store {
+ public:
+  explicit PythonObjectStore(py::object store) : store_(std::move(store)) {}
+  ~PythonObjectStore() override {
+    // Taking the GIL while the interpreter shuts down ends this thread inside a destructor
+    // (std::terminate); the process is exiting, so the reference is left behind instead.
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) {
+      store_.release();
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    store_ = py::object();
+  }
+
+  void set(const std::string& key, const Bytes& value) override {
+    py::gil_scoped_acquire gil;
+    store_.attr("set")(key, to_py(value));
+  }
+  Bytes get(const std::string& key) override {
+    wait({key}, timeout());
+    py::gil_scoped_acquire gil;
+    return bytes_of(store_.attr("get")(key));
+  }
+  int64_t add(const std::string& key, int64_t delta) override {
+    py::gil_scoped_acquire gil;
+    return store_.attr("add")(key, delta).cast<int64_t>();
+  }
+  Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) override {
+    py::gil_scoped_acquire gil;
+    return bytes_of(store_.attr("compare_set")(key, to_py(expected), to_py(desired)));
+  }
+  bool delete_key(const std::string& key) override {
+    py::gil_scoped_acquire gil;
+    return store_.attr("delete_key")(key).cast<bool>();
+  }
+  bool check(const std::vector<std::string>& keys) override {
+    py::gil_scoped_acquire gil;
+    return store_.attr("check")(keys).cast<bool>();
+  }
+  int64_t num_keys() override {
+    py::gil_scoped_acquire gil;
+    return store_.attr("num_keys")().cast<int64_t>();
+  }
+  void wait(const std::vector<std::string>& keys, Duration timeout) override {
+    py::gil_scoped_acquire gil;
+    try {
+      store_.attr("wait")(keys, to_timedelta(timeout));
+    } catch (py::error_already_set& e) {
+      throw Error(ErrorCode::kTimeout, std::string("store wait failed: ") + e.what());
+    }
+  }
+  std::vector<Bytes> multi_get(const std::vector<std::string>& keys) override {
+    wait(keys, timeout());
+    py::gil_scoped_acquire gil;
+    std::vector<Bytes> values;
+    values.reserve(keys.size());
+    for (const auto& key : keys) values.push_back(bytes_of(store_.attr("get")(key)));
+    return values;
+  }
+  void multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) override {
+    py::gil_scoped_acquire gil;
+    for (std::size_t i = 0; i < keys.size(); ++i) store_.attr("set")(keys[i], to_py(values[i]));
+  }
+  using Store::wait;
+
+ private:
+  py::object store_;
+};
+
 
 }  // namespace
 
@@ -187,6 +264,17 @@ void register_stores(py::module_& m) {
   py::class_<MemoryStore, Store, std::shared_ptr<MemoryStore>>(
       m, "HashStore", "A store in this process's memory (ranks that are threads).")
       .def(py::init<>());
+
+  py::class_<PythonObjectStore, Store, std::shared_ptr<PythonObjectStore>>(
+      m, "PythonObjectStore",
+      "weft's Store over any object with torch's Store methods (set, get, add, compare_set, "
+      "delete_key, check, num_keys, wait): weft's rendezvous runs on a torch store.")
+      .def(py::init([](py::object store, py::object timeout) {
+             auto adapter = std::make_shared<PythonObjectStore>(std::move(store));
+             if (auto span = optional_milliseconds(timeout, "timeout")) adapter->set_timeout(*span);
+             return adapter;
+           }),
+           py::arg("store"), py::arg("timeout") = py::none());
 
   py::class_<PrefixStore, Store, std::shared_ptr<PrefixStore>>(m, "PrefixStore",
                                                                "Keys of store under 'prefix/'.")

@@ -12,9 +12,9 @@ why): every operation torch 1.13 hands a backend runs on weft's asynchronous ope
 Work.get_future() completes as soon as weft finishes, so DistributedDataParallel overlaps its
 bucketed all_reduce with the backward pass.
 
-torch 1.13 is what this is built and tested for. torch >= 2.0 splits backends into
-c10d::Backend objects owned by a ProcessGroup; ``_register_torch2`` is where that variant
-plugs in (registered for devices=["cpu"]) once the extension grows a c10d::Backend class.
+On torch 1.13 the backend is compiled (weft._weft_torch, a c10d::ProcessGroup). On torch
+>= 2.0 it is weft._torch2.WeftProcessGroup, a Python subclass of torch's ProcessGroup over
+weft's own extension, registered for devices=["cpu"] (docs/torch-backend.md says why).
 """
 
 import datetime as _datetime
@@ -95,9 +95,8 @@ def _register_torch113():
 
 
 def _register_torch2():
-    raise ImportError(
-        f"weft.torch supports torch 1.13 (this is torch {_torch.__version__}): torch >= 2.0 "
-        "needs a c10d::Backend, which weft._weft_torch does not build yet")
+    from . import _torch2
+    _torch2.register()
 
 
 def register():
@@ -114,9 +113,12 @@ def register():
 
 def is_weft_group(group=None):
     """Whether a torch.distributed process group (default: the world) runs on weft."""
-    from . import _weft_torch
     if group is None:
         group = _dist.distributed_c10d._get_default_group()
+    if _TORCH_VERSION >= (2, 0):
+        from . import _torch2
+        return isinstance(group, _torch2.WeftProcessGroup)
+    from . import _weft_torch
     return _weft_torch.is_weft_group(group)
 
 
