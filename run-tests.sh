@@ -3,6 +3,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 "$root/scripts/install-deps.sh"
+# torch 2.x (CPU build) in .venv/: the torch backend's tests run on it and on Debian's 1.13.
+"$root/scripts/install-torch2.sh" >/dev/null
 "$root/scripts/build.sh"
 build=${WEFT_BUILD_DIR:-$root/build}
 cd "$build"

@@ -2,6 +2,8 @@
 
     python3 ddp_digits.py --world-size 4            # 4 local ranks, backend "weft"
     python3 ddp_digits.py --world-size 2 --backend gloo
+    python3 ddp_digits.py --world-size 2 --comm-hook allreduce   # DDP with a communication hook
+    python3 ddp_digits.py --world-size 2 --wrap fsdp             # FSDP2's fully_shard (torch >= 2.6)
 
 Every world size trains on the same global batches (--batch-size, split evenly across the
 ranks) from the same initial weights, so DDP's averaged gradients equal the single-process
@@ -45,12 +47,44 @@ def make_model(hidden=64):
                          nn.Linear(hidden, 10))
 
 
+def wrap(model, args):
+    """DDP (with an optional communication hook) or FSDP2's fully_shard, on the default group."""
+    if args.wrap == "fsdp":
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer, mesh=mesh)
+        return fully_shard(model, mesh=mesh)
+    model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_cap_mb)
+    if args.comm_hook == "allreduce":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        model.register_comm_hook(None, default_hooks.allreduce_hook)
+    elif args.comm_hook == "python":
+        model.register_comm_hook(None, _averaging_hook)
+    return model
+
+
+def _averaging_hook(state, bucket):
+    """A communication hook written in Python: average the bucket with an async all_reduce and
+    divide in the future's callback."""
+    world_size = dist.get_world_size()
+    future = dist.all_reduce(bucket.buffer(), async_op=True).get_future()
+    return future.then(lambda f: f.value()[0].div_(world_size))
+
+
+def full_tensor(parameter):
+    """The whole parameter (FSDP shards it across the ranks as a DTensor)."""
+    return parameter.full_tensor() if hasattr(parameter, "full_tensor") else parameter
+
+
 def worker(rank, world_size, args, result_path):
     torch.set_num_threads(1)
     # env://: RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT come from weft.spawn or weftrun.
     dist.init_process_group(args.backend)
     (x_train, y_train), (x_test, y_test) = load_data()
-    model = nn.parallel.DistributedDataParallel(make_model(args.hidden), bucket_cap_mb=args.bucket_cap_mb)
+    model = wrap(make_model(args.hidden), args)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
 
     local = args.batch_size // world_size
@@ -79,19 +113,20 @@ def worker(rank, world_size, args, result_path):
     with torch.no_grad():
         accuracy = (model(x_test).argmax(1) == y_test).float().mean().item()
     # Every rank holds the same parameters.
-    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    flat = torch.cat([full_tensor(p).detach().reshape(-1) for p in model.parameters()])
     gathered = [torch.zeros_like(flat) for _ in range(world_size)]
     dist.all_gather(gathered, flat)
     identical = all(torch.equal(g, gathered[0]) for g in gathered)
     if rank == 0:
-        result = {"backend": args.backend, "world_size": world_size, "accuracy": accuracy,
+        result = {"backend": args.backend, "world_size": world_size, "wrap": args.wrap,
+                  "comm_hook": args.comm_hook, "accuracy": accuracy,
                   "losses": losses, "identical_parameters": identical,
                   "median_step_ms": 1000 * float(np.median(step_times))}
         print(f"{world_size} rank(s) on {args.backend}: test accuracy {accuracy:.4f}, "
               f"parameters identical on every rank: {identical}, "
               f"median step {result['median_step_ms']:.2f} ms", flush=True)
         if identical and accuracy >= 0.9:
-            print(f"OK: DDP over {args.backend} on {world_size} rank(s) reached "
+            print(f"OK: {args.wrap.upper()} over {args.backend} on {world_size} rank(s) reached "
                   f"{accuracy:.1%} test accuracy", flush=True)
         if result_path:
             with open(result_path, "w") as f:
@@ -110,6 +145,10 @@ def main(argv=None):
                         help="hidden layer width (larger: a step-time benchmark)")
     parser.add_argument("--bucket-cap-mb", type=float, default=0.01,
                         help="small buckets: several all_reduce per step, overlapped")
+    parser.add_argument("--wrap", choices=["ddp", "fsdp"], default="ddp",
+                        help="DistributedDataParallel, or FSDP2's fully_shard (torch >= 2.6)")
+    parser.add_argument("--comm-hook", choices=["none", "allreduce", "python"], default="none",
+                        help="DDP communication hook: torch's allreduce_hook, or one in Python")
     parser.add_argument("--json", default=None, help="write rank 0's results here")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)

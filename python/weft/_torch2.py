@@ -247,6 +247,8 @@ class WeftProcessGroup(_dist.ProcessGroup):
             world_size=size, timeout=seconds or None, group_name=name)
         self._futures = None
         self._seq = 0
+        self._group_name = name
+        self._group_desc = ""
         _live_groups.add(self)
 
     # --- identity -------------------------------------------------------------------------
@@ -260,6 +262,20 @@ class WeftProcessGroup(_dist.ProcessGroup):
     def weft_group(self):
         """The weft._weft.ProcessGroup under this torch group."""
         return self._weft
+
+    # torch's base class keeps a group's name and description in its backends, and this group
+    # has none: torch's trampoline asks these methods instead.
+    def getGroupName(self):  # noqa: N802
+        return self._group_name
+
+    def setGroupName(self, name):  # noqa: N802
+        self._group_name = name
+
+    def getGroupDesc(self):  # noqa: N802
+        return self._group_desc
+
+    def setGroupDesc(self, desc):  # noqa: N802
+        self._group_desc = desc
 
     def _get_sequence_number_for_group(self):
         return self._seq
