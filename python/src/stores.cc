@@ -160,7 +160,6 @@ class PythonObjectStore final : public Store {
   py::object store_;
 };
 
-
 }  // namespace
 
 void register_stores(py::module_& m) {
