@@ -49,6 +49,11 @@ void PyWork::wait(std::optional<std::chrono::milliseconds> timeout) {
   // Without a timeout, the operation's own deadline (the group's timeout) bounds it; weft's
   // wait below reports it with the operation's context once the polling has given up.
   auto limit = timeout ? *timeout : group_->timeout();
+  if (!timeout) {
+    // Like a synchronous call: signals are checked again once it has run.
+    py::gil_scoped_release release;
+    work_->run_if_unstarted();
+  }
   auto outcome = poll_until_done(*work_, Clock::now() + limit);
   if (outcome == WaitOutcome::kInterrupted) {
     {
