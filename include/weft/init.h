@@ -5,9 +5,10 @@
 //   2. options.init_method: "env://" (the default), "tcp://host:port" or "file:///path";
 // and for env:// the variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (Slurm's and
 // Open MPI's rank variables are read too). With tcp:// and env://, rank 0 serves the store
-// unless the launcher already does (weftrun and torchrun set WEFT_USE_AGENT_STORE /
-// TORCHELASTIC_USE_AGENT_STORE). One timeout bounds the whole rendezvous; a rank that never
-// arrives is named in the timeout error.
+// unless the launcher already does: weftrun's store is at WEFT_STORE_ADDR, and under torchrun
+// (TORCHELASTIC_USE_AGENT_STORE=True) the ranks use torchrun's agent store on
+// MASTER_ADDR:MASTER_PORT, speaking torch's store protocol. One timeout bounds the whole
+// rendezvous; a rank that never arrives is named in the timeout error.
 #pragma once
 
 #include <chrono>

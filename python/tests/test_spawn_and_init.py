@@ -1,9 +1,8 @@
-"""weft.spawn (environment, failures named by rank, timeout), every init method, stores, and
-the torchrun convention (weft's store on MASTER_PORT + 1)."""
+"""weft.spawn (environment, failures named by rank, timeout), every init method and stores
+(torchrun's agent store: test_torchrun.py)."""
 
 import datetime
 import os
-import socket
 import sys
 
 import numpy as np
@@ -126,41 +125,10 @@ def _store(rank, n):
     return {"store": store, "rank": rank, "world_size": n}
 
 
-def _torchrun(rank, n):
-    # torchrun's agent holds MASTER_PORT with torch's own store: weft must use MASTER_PORT + 1.
-    os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "True"
-    port = int(os.environ["MASTER_PORT"])
-    if rank == 0:
-        _torchrun.agent = socket.socket()
-        _torchrun.agent.bind(("127.0.0.1", port))
-        _torchrun.agent.listen()
-    os.environ["MASTER_PORT"] = str(port)
-    return {}
-
-
-def _free_port_pair():
-    # Below the kernel's ephemeral range (32768+), so no outgoing connection of a concurrent
-    # test can take port + 1 between this check and its use.
-    import random
-    for _ in range(200):
-        port = random.randrange(20000, 32000)
-        try:
-            with socket.socket() as a, socket.socket() as b:
-                a.bind(("127.0.0.1", port))
-                b.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free pair of ports")
-
-
-@pytest.mark.parametrize("kwargs_fn", [_env, _tcp, _tcp_query, _file, _store, _torchrun],
+@pytest.mark.parametrize("kwargs_fn", [_env, _tcp, _tcp_query, _file, _store],
                          ids=lambda f: f.__name__.strip("_"))
 def test_init_methods(kwargs_fn):
-    # torchrun's convention puts weft's store on MASTER_PORT + 1: both must be free.
-    port = _free_port_pair() if kwargs_fn is _torchrun else None
-    weft.spawn(_init_and_reduce, args=(3, kwargs_fn), nprocs=3, start_method="fork", timeout=60,
-               master_port=port)
+    weft.spawn(_init_and_reduce, args=(3, kwargs_fn), nprocs=3, start_method="fork", timeout=60)
 
 
 def test_store_methods():

@@ -221,19 +221,6 @@ def _make_nccl_premul_sum(factor):
 
 # --- set-up ---------------------------------------------------------------------------------
 
-def _init_method_for_environment():
-    """Under torchrun, MASTER_PORT is taken by torch's agent store, which speaks torch's
-    protocol: rank 0 then serves weft's store on MASTER_PORT + 1."""
-    if _os.environ.get("WEFT_STORE_ADDR"):
-        return "env://"
-    if _os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() in ("true", "1"):
-        addr = _os.environ.get("MASTER_ADDR")
-        port = _os.environ.get("MASTER_PORT")
-        if addr and port:
-            return f"tcp://{addr}:{int(port) + 1}"
-    return "env://"
-
-
 def _split_query(init_method, rank, world_size):
     """torch accepts tcp://h:p?rank=0&world_size=2 (and file://); the query fills rank and size."""
     parsed = _urlparse.urlparse(init_method)
@@ -252,7 +239,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """Joins the job, as torch.distributed.init_process_group.
 
     init_method: None or "env://" (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; under weftrun
-    WEFT_STORE_ADDR; under torchrun weft's store is on MASTER_PORT + 1), "tcp://host:port" or
+    WEFT_STORE_ADDR; under torchrun, torchrun's agent store), "tcp://host:port" or
     "file:///path". Or pass store= (rank and world_size then required). timeout: a timedelta
     (default WEFT_TIMEOUT, 300 s) bounding the rendezvous and every later wait."""
     global _world
@@ -270,8 +257,6 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         method = ""
     else:
         method, rank, world_size = _split_query(init_method or "env://", rank, world_size)
-        if method == "env://":
-            method = _init_method_for_environment()
     pg = _weft.init_process_group(init_method=method, rank=rank, world_size=world_size,
                                   store=store, timeout=timeout,
                                   group_name=group_name or "default")

@@ -3,11 +3,13 @@
 #include "api/launch_environment.h"
 #include "core/communicator.h"
 #include "core/world.h"
+#include "store/torch_store_client.h"
 #include "util/log.h"
 #include "util/settings.h"
 #include "util/socket.h"
 #include "weft/error.h"
 #include "weft/file_store.h"
+#include "weft/prefix_store.h"
 #include "weft/tcp_store.h"
 #include "weft/tcp_store_server.h"
 
@@ -41,6 +43,16 @@ void connect_tcp_store(core::WorldOptions& world, const std::string& host, int p
   world.route_hint = host;
 }
 
+// torchrun's agent serves torch's store where a rank 0 would serve weft's: rendezvous there.
+void connect_torch_agent_store(core::WorldOptions& world, const std::string& host, int port,
+                               const std::string& prefix) {
+  util::log_info("rendezvous through torchrun's agent store at " + host + ":" +
+                 std::to_string(port));
+  world.store = std::make_shared<PrefixStore>(
+      prefix, std::make_shared<store::TorchStoreClient>(host, port, world.timeout));
+  world.route_hint = host;
+}
+
 }  // namespace
 
 std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
@@ -67,7 +79,13 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
     } else {
       if (!environment.master_addr) invalid("env:// needs MASTER_ADDR (the host of rank 0)");
       if (!environment.master_port) invalid("env:// needs MASTER_PORT (a free port on rank 0)");
-      connect_tcp_store(world, *environment.master_addr, *environment.master_port, world.rank == 0);
+      if (environment.torch_agent_store_prefix) {
+        connect_torch_agent_store(world, *environment.master_addr, *environment.master_port,
+                                  *environment.torch_agent_store_prefix);
+      } else {
+        connect_tcp_store(world, *environment.master_addr, *environment.master_port,
+                          world.rank == 0);
+      }
     }
   } else if (method.rfind("tcp://", 0) == 0) {
     auto [host, port] = util::split_host_port(method.substr(6), "init_method");

@@ -48,6 +48,13 @@ LaunchEnvironment read_launch_environment() {
   environment.master_port = integer_of("MASTER_PORT");
   std::string store_addr = util::setting_string("WEFT_STORE_ADDR");
   if (!store_addr.empty()) environment.store_addr = store_addr;
+  auto agent_store = text_of("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent_store && (*agent_store == "True" || *agent_store == "true" || *agent_store == "1")) {
+    // The agent's store outlives a restart of the workers: each attempt rendezvouses afresh.
+    environment.torch_agent_store_prefix = "weft/" +
+                                           text_of("TORCHELASTIC_RUN_ID").value_or("run") + "/" +
+                                           text_of("TORCHELASTIC_RESTART_COUNT").value_or("0");
+  }
   return environment;
 }
 

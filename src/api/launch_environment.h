@@ -14,6 +14,9 @@ struct LaunchEnvironment {
   std::optional<std::string> master_addr;
   std::optional<int> master_port;
   std::optional<std::string> store_addr;  // WEFT_STORE_ADDR: the launcher serves the store
+  // torchrun's agent serves torch's store on MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE); the job's keys go under this prefix, one per run and restart.
+  std::optional<std::string> torch_agent_store_prefix;
 };
 
 LaunchEnvironment read_launch_environment();

@@ -230,6 +230,29 @@ void write_all(int fd, const void* data, std::size_t size) {
   }
 }
 
+void write_all(int fd, const void* data, std::size_t size,
+               std::chrono::steady_clock::time_point deadline) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    pollfd ready{fd, POLLOUT, 0};
+    int rc = ::poll(&ready, 1, millis_until(deadline));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) throw_system_error("poll", errno);
+    if (rc == 0)
+      throw Error(ErrorCode::kTimeout, "the other side took nothing before the deadline");
+    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == EPIPE || errno == ECONNRESET) {
+        throw Error(ErrorCode::kPeerFailure, "connection closed by the other side");
+      }
+      throw_system_error("send", errno);
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
 void read_exact(int fd, void* data, std::size_t size,
                 std::chrono::steady_clock::time_point deadline) {
   char* p = static_cast<char*>(data);

@@ -79,6 +79,10 @@ void set_close_on_exec(int fd);
 
 // Writes all bytes (blocking fd, restarting on EINTR); throws kPeerFailure on a closed peer.
 void write_all(int fd, const void* data, std::size_t size);
+// Writes all bytes before the deadline (a peer that stops reading cannot hold the caller);
+// throws kTimeout or kPeerFailure.
+void write_all(int fd, const void* data, std::size_t size,
+               std::chrono::steady_clock::time_point deadline);
 // Reads exactly size bytes before the deadline; throws kTimeout or kPeerFailure.
 void read_exact(int fd, void* data, std::size_t size,
                 std::chrono::steady_clock::time_point deadline);
