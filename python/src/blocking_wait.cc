@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 namespace weft::python {
 
@@ -10,6 +11,35 @@ namespace py = pybind11;
 WaitPolicy& wait_policy() {
   static WaitPolicy policy;
   return policy;
+}
+
+namespace {
+
+// The groups that opted out of interruptible blocking calls (a few; expired ones are dropped).
+std::vector<std::weak_ptr<ProcessGroup>>& uninterruptible_groups() {
+  static auto* groups = new std::vector<std::weak_ptr<ProcessGroup>>();
+  return *groups;
+}
+
+}  // namespace
+
+bool blocking_calls_interruptible(const ProcessGroup& group) {
+  if (!wait_policy().interruptible) return false;
+  for (const auto& weak : uninterruptible_groups()) {
+    auto alive = weak.lock();
+    if (alive.get() == &group) return false;
+  }
+  return true;
+}
+
+void set_blocking_calls_interruptible(const std::shared_ptr<ProcessGroup>& group,
+                                      bool interruptible) {
+  auto& groups = uninterruptible_groups();
+  std::erase_if(groups, [&](const std::weak_ptr<ProcessGroup>& weak) {
+    auto alive = weak.lock();
+    return !alive || alive == group;
+  });
+  if (!interruptible) groups.push_back(group);
 }
 
 WaitOutcome poll_until_done(const Work& work, std::chrono::steady_clock::time_point deadline) {

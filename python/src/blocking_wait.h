@@ -12,7 +12,9 @@
 #include <pybind11/pybind11.h>
 
 #include <chrono>
+#include <memory>
 
+#include "weft/process_group.h"
 #include "weft/work.h"
 
 namespace weft::python {
@@ -29,6 +31,14 @@ struct WaitPolicy {
 
 // Process-wide; changed only with the GIL held.
 WaitPolicy& wait_policy();
+
+// Whether the blocking calls of this group wait interruptibly: the process-wide policy, unless
+// the group opted out. The torch backend's groups do (torch's backends are not interrupted by
+// Ctrl-C either), so that a synchronous op through torch runs on the calling thread. With the
+// GIL held.
+bool blocking_calls_interruptible(const ProcessGroup& group);
+void set_blocking_calls_interruptible(const std::shared_ptr<ProcessGroup>& group,
+                                      bool interruptible);
 
 enum class WaitOutcome { kCompleted, kDeadlinePassed, kInterrupted };
 

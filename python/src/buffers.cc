@@ -4,6 +4,8 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "errors.h"
 
@@ -98,6 +100,45 @@ std::optional<DType> dtype_of_torch_name(std::string_view name) {
   return std::nullopt;
 }
 
+// torch's dtype and layout objects are singletons: once each has been seen, a tensor's dtype
+// and layout are told by identity, without formatting their names on every call. Used with the
+// GIL held.
+class TorchSingletons {
+ public:
+  std::optional<DType> dtype(py::handle dtype_object) {
+    for (const auto& [known, dtype] : dtypes_) {
+      if (known.ptr() == dtype_object.ptr()) return dtype;
+    }
+    auto dtype = dtype_of_torch_name(std::string(py::str(dtype_object)));
+    dtypes_.emplace_back(py::reinterpret_borrow<py::object>(dtype_object), dtype);
+    return dtype;
+  }
+
+  bool strided(py::handle layout_object) {
+    if (strided_ && strided_.ptr() == layout_object.ptr()) return true;
+    if (std::string(py::str(layout_object)) != "torch.strided") return false;
+    strided_ = py::reinterpret_borrow<py::object>(layout_object);
+    return true;
+  }
+
+ private:
+  std::vector<std::pair<py::object, std::optional<DType>>> dtypes_;
+  py::object strided_;
+};
+
+TorchSingletons& torch_singletons() {
+  // Never destroyed: it holds Python objects, and Python may be gone at exit.
+  static auto* singletons = new TorchSingletons();
+  return *singletons;
+}
+
+bool on_cpu(py::handle tensor) {
+  py::object is_cpu = py::getattr(tensor, "is_cpu", py::none());
+  if (!is_cpu.is_none()) return is_cpu.cast<bool>();
+  py::object device = tensor.attr("device");
+  return !py::hasattr(device, "type") || std::string(py::str(device.attr("type"))) == "cpu";
+}
+
 std::string supported_dtypes() {
   return "float32, float64, float16, bfloat16 (torch), int8, uint8, int16, int32, int64, bool";
 }
@@ -147,20 +188,15 @@ void HeldBuffer::from_buffer_protocol(bool writable, const std::string& what) {
 }
 
 void HeldBuffer::from_tensor(const std::string& what) {
-  std::string dtype_name = py::str(object_.attr("dtype"));
-  py::object device = object_.attr("device");
-  std::string device_type =
-      py::hasattr(device, "type") ? std::string(py::str(device.attr("type"))) : "cpu";
-  if (device_type != "cpu") {
-    throw_invalid_argument(what + " is on device '" + std::string(py::str(device)) +
+  TorchSingletons& torch = torch_singletons();
+  if (!on_cpu(object_)) {
+    throw_invalid_argument(what + " is on device '" + std::string(py::str(object_.attr("device"))) +
                            "': weft works on CPU tensors; pass tensor.cpu() and copy back");
   }
-  if (py::hasattr(object_, "layout")) {
-    std::string layout = py::str(object_.attr("layout"));
-    if (layout != "torch.strided") {
-      throw_invalid_argument(what + " has layout " + layout +
-                             ": weft works on dense (torch.strided) tensors");
-    }
+  py::object layout = py::getattr(object_, "layout", py::none());
+  if (!layout.is_none() && !torch.strided(layout)) {
+    throw_invalid_argument(what + " has layout " + std::string(py::str(layout)) +
+                           ": weft works on dense (torch.strided) tensors");
   }
   if (!object_.attr("is_contiguous")().cast<bool>()) {
     std::string shape = py::str(py::list(object_.attr("shape")));
@@ -169,9 +205,10 @@ void HeldBuffer::from_tensor(const std::string& what) {
                            ") is not contiguous: weft works in place on contiguous memory; pass "
                            "t.contiguous() and copy the result back");
   }
-  auto dtype = dtype_of_torch_name(dtype_name);
+  py::object dtype_object = object_.attr("dtype");
+  auto dtype = torch.dtype(dtype_object);
   if (!dtype) {
-    throw_invalid_argument(what + " has dtype " + dtype_name +
+    throw_invalid_argument(what + " has dtype " + std::string(py::str(dtype_object)) +
                            ", which weft does not support; supported: " + supported_dtypes());
   }
   dtype_ = *dtype;

@@ -35,7 +35,7 @@ py::object run(const GroupPtr& group, const char* op, HeldBuffers held, bool asy
                const std::function<WorkPtr()>& start,
                const std::function<void()>& run_sync = nullptr) {
   release_finished_orphans();
-  if (!async_op && run_sync && !wait_policy().interruptible) {
+  if (!async_op && run_sync && !blocking_calls_interruptible(*group)) {
     py::gil_scoped_release release;
     run_sync();
     return py::none();
@@ -95,7 +95,7 @@ void bind_point_to_point(py::class_<ProcessGroup, GroupPtr>& cls) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
         release_finished_orphans();
-        if (!wait_policy().interruptible) {
+        if (!blocking_calls_interruptible(*g)) {
           py::gil_scoped_release release;
           return g->recv(view, src, tag);
         }
@@ -371,6 +371,11 @@ weft.distributed translates torch's global ranks.)doc");
            "color < 0 joins none (None).")
       .def("abort", &ProcessGroup::abort, py::arg("reason") = "aborted by the user",
            py::call_guard<py::gil_scoped_release>())
+      .def("_set_blocking_calls_interruptible", &set_blocking_calls_interruptible,
+           py::arg("interruptible"),
+           "False: this group's blocking calls run as weft's synchronous calls on the calling "
+           "thread (no hand-off to the worker), and Ctrl-C waits for them to finish or time "
+           "out, as with torch's own backends. The torch backend sets it.")
       .def("__repr__", [](const ProcessGroup& g) {
         return "<weft ProcessGroup '" + g.name() + "' rank " + std::to_string(g.rank()) + "/" +
                std::to_string(g.size()) + ">";

@@ -58,7 +58,7 @@ _ASYNC = True  # options built in C++ (DDP) default to asynchronous
 
 
 def _weft_op(reduce_op):
-    kind = reduce_op.op if isinstance(reduce_op, _dist.ReduceOp) else reduce_op
+    kind = getattr(reduce_op, "op", reduce_op)  # a ReduceOp, or a RedOpType
     op = _REDUCE_OPS.get(kind)
     if op is not None:
         return op
@@ -69,7 +69,7 @@ def _weft_op(reduce_op):
 
 
 def _kind(reduce_op):
-    return reduce_op.op if isinstance(reduce_op, _dist.ReduceOp) else reduce_op
+    return getattr(reduce_op, "op", reduce_op)
 
 
 def _premul_factor(reduce_op):
@@ -83,12 +83,20 @@ def _premul_factor(reduce_op):
     return float(factor)
 
 
+_NO_TIMEOUT = _datetime.timedelta(0)
+
+
 def _timeout_of(opts):
     """The op's own timeout (torch's options carry -1 ms when unset), or None."""
     timeout = getattr(opts, "timeout", None)
-    if timeout is None or timeout <= _datetime.timedelta(0):
+    if timeout is None or timeout <= _NO_TIMEOUT:
         return None
     return timeout
+
+
+def _synchronous(opts):
+    """A call torch made with async_op=False and no timeout of its own: weft's blocking form."""
+    return not getattr(opts, "asyncOp", _ASYNC) and _timeout_of(opts) is None
 
 
 class _Staging:
@@ -157,7 +165,12 @@ class _Completer:
             work._settle_future()
 
     def close(self):
+        """Ends the thread once it has completed what was queued. Joined, so that it is gone
+        before the interpreter finalises: a daemon thread still dropping a future's tensors
+        then would be stopped inside torch's deallocator, which aborts the process."""
         self._pending.put(None)
+        if _threading.current_thread() is not self._thread:
+            self._thread.join(timeout=60)
 
 
 class _WeftWork(_dist._Work):
@@ -245,6 +258,9 @@ class WeftProcessGroup(_dist.ProcessGroup):
         self._weft = _weft.init_process_group(
             store=_weft.PythonObjectStore(store, timeout=seconds or None), rank=rank,
             world_size=size, timeout=seconds or None, group_name=name)
+        # Synchronous ops run on the calling thread, as torch's backends do (Ctrl-C waits for
+        # them), rather than on weft's worker with an interruptible wait.
+        self._weft._set_blocking_calls_interruptible(False)
         self._futures = None
         self._seq = 0
         self._group_name = name
@@ -305,7 +321,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
     def _run(self, opts, outputs, staging, start):
         """Starts an operation; returns None when it ran synchronously, else its Work."""
         self._seq += 1
-        if not getattr(opts, "asyncOp", _ASYNC) and _timeout_of(opts) is None:
+        if _synchronous(opts):
             start(False)
             if staging is not None:
                 staging.finish()
@@ -326,16 +342,20 @@ class WeftProcessGroup(_dist.ProcessGroup):
     def allreduce(self, tensors, opts=None):
         opts = opts if opts is not None else _c10d.AllreduceOptions()
         tensor = self._single(tensors, "allreduce")
+        reduce_op = opts.reduceOp
+        g = self._weft
         if type(tensor) is _torch.Tensor and tensor.dtype in _NATIVE_DTYPES and \
-                tensor.is_contiguous() and tensor.device.type == "cpu":
+                tensor.is_cpu and tensor.is_contiguous():
+            if _synchronous(opts):  # the common case, kept short: it is paid on every call
+                self._seq += 1
+                g.all_reduce(tensor, _weft_op(reduce_op), False)
+                return None
             staging, buffer = None, tensor
         else:
             staging = _Staging()
-            buffer = staging.writable(tensor, reduce=_kind(opts.reduceOp))
-        op = _weft_op(opts.reduceOp)
-        g = self._weft
-        return self._run(opts, tensors, staging,
-                         lambda a: g.all_reduce(buffer, op, async_op=a))
+            buffer = staging.writable(tensor, reduce=_kind(reduce_op))
+        op = _weft_op(reduce_op)
+        return self._run(opts, tensors, staging, lambda a: g.all_reduce(buffer, op, a))
 
     def allreduce_coalesced(self, tensors, opts=None):
         opts = opts if opts is not None else _c10d.AllreduceCoalescedOptions()

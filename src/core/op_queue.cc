@@ -30,6 +30,7 @@ OpQueue::Ticket OpQueue::submit(std::function<void()> op) {
 
 void OpQueue::run_through(Ticket ticket) {
   std::unique_lock lock(mutex_);
+  waiters_come_ = true;
   while (!running_ && !pending_.empty() && pending_.front().ticket <= ticket) run_front(lock);
   bool wake = worker_asleep_ && (worker_may_take() || stopping_);
   lock.unlock();
@@ -61,10 +62,13 @@ void OpQueue::run() {
     }
     // Operations already issued still run at shutdown: their Work objects wait for them.
     if (pending_.empty()) return;
-    auto claimable_at = pending_.front().issued + waiter_head_start_;
-    if (!stopping_ && Clock::now() < claimable_at) {
-      changed_.wait_until(lock, claimable_at);
-      continue;
+    if (waiters_come_ && !stopping_) {
+      auto claimable_at = pending_.front().issued + waiter_head_start_;
+      if (Clock::now() < claimable_at) {
+        changed_.wait_until(lock, claimable_at);
+        continue;
+      }
+      waiters_come_ = false;  // the head start passed unclaimed
     }
     run_front(lock);
   }

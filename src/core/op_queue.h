@@ -9,6 +9,11 @@
 // run it (and whatever was issued before it) on its own thread. The worker takes what no waiter
 // has claimed once the head start has passed, so an operation nobody waits for still runs.
 //
+// The head start is given while waiters come: once one passes unclaimed, the worker takes
+// operations at once, until a waiter calls run_through() again. A program that overlaps its
+// operations with other work (or waits without run_through, as the Python binding's
+// interruptible wait does) pays the head start once, not on every operation.
+//
 // Thread-safe. idle() tells a synchronous caller whether it may run on its own thread right
 // away (nothing queued or running) without overtaking an earlier asynchronous operation.
 #pragma once
@@ -66,7 +71,8 @@ class OpQueue {
   // synchronous collective would otherwise take.
   std::atomic<int> unfinished_{0};
   Ticket next_ticket_ = 1;
-  bool running_ = false;  // some thread runs an operation: the next must wait for it
+  bool running_ = false;      // some thread runs an operation: the next must wait for it
+  bool waiters_come_ = true;  // give just-issued operations the head start
   bool stopping_ = false;
   // The worker sleeps with no deadline (nothing it may take): only then must a change wake it.
   bool worker_asleep_ = false;

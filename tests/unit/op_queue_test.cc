@@ -64,6 +64,26 @@ TEST(OpQueue, TheWorkerLeavesAJustIssuedOperationToItsWaiter) {
   ASSERT_EQ(log.snapshot().size(), 1u);
 }
 
+TEST(OpQueue, AfterAnUnclaimedHeadStartTheWorkerTakesAtOnceUntilAWaiterComes) {
+  OpQueue queue(200ms);
+  Log log;
+  queue.submit(log.op(1));  // nobody waits for it: the worker runs it after the head start
+  ASSERT_TRUE(wait_for([&] { return queue.idle(); }, 5s));
+  auto second = queue.submit(log.op(2));
+  // Taken at once, well before another head start would pass (wait_for polls every 1 ms).
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for([&] { return queue.idle(); }, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 150ms);
+  queue.run_through(second);  // a waiter came: the next operation is left to its waiter again
+  auto third = queue.submit(log.op(3));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(log.snapshot().size(), 2u);
+  queue.run_through(third);
+  auto runs = log.snapshot();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[2].second, std::this_thread::get_id());
+}
+
 TEST(OpQueue, TheWaiterRunsEarlierOperationsFirstAndNothingAfterIts) {
   OpQueue queue(kLongHeadStart);
   Log log;
