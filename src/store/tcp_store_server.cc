@@ -251,10 +251,7 @@ class TcpStoreServer::Loop {
       reply = error_reply(e.message());
     }
     if (reply) send_reply(client, *reply);
-    if (mutated_) {
-      mutated_ = false;
-      wake_parked();
-    }
+    if (mutated_ && !waking_) wake_parked();
   }
 
   // Runs one request; an empty result means it was parked.
@@ -339,12 +336,20 @@ class TcpStoreServer::Loop {
     return ok;
   }
 
+  // Resumes the clients whose keys are all present. Resuming one serves its pipelined
+  // requests, which may change the table again: that is one more round of this loop, never a
+  // wake from inside a wake (whose list of ready clients would be stale by then).
   void wake_parked() {
-    std::vector<int> ready;
-    for (auto& [fd, client] : clients_) {
-      if (client->parked && table_.contains_all(client->parked->keys)) ready.push_back(fd);
+    waking_ = true;
+    while (mutated_) {
+      mutated_ = false;
+      std::vector<int> ready;
+      for (auto& [fd, client] : clients_) {
+        if (client->parked && table_.contains_all(client->parked->keys)) ready.push_back(fd);
+      }
+      for (int fd : ready) resume(fd, /*timed_out=*/false);
     }
-    for (int fd : ready) resume(fd, /*timed_out=*/false);
+    waking_ = false;
   }
 
   void expire_parked() {
@@ -360,6 +365,12 @@ class TcpStoreServer::Loop {
     auto it = clients_.find(fd);
     if (it == clients_.end()) return;
     Client& client = *it->second;
+    // Resumed already, or parked anew on keys still missing, since the caller's list was made.
+    if (!client.parked) return;
+    if (timed_out ? client.parked->deadline > Clock::now()
+                  : !table_.contains_all(client.parked->keys)) {
+      return;
+    }
     Parked parked = std::move(*client.parked);
     client.parked.reset();
     if (timed_out) {
@@ -422,6 +433,7 @@ class TcpStoreServer::Loop {
   std::unordered_map<int, std::unique_ptr<Client>> clients_;
   store::KeyValueTable table_;
   bool mutated_ = false;
+  bool waking_ = false;  // inside wake_parked: a change is one more round, not a nested wake
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "store/store_protocol.h"
 #include "util/socket.h"
 #include "weft/weft.h"
 
@@ -217,6 +218,59 @@ TEST_F(TcpStoreServerRobustness, MalformedRequestsGetAnErrorAndTheConnectionStay
   util::write_all(fd.get(), ping.data(), ping.size());
   EXPECT_EQ(read_status(fd.get()), 0);
   expect_server_still_serves();
+}
+
+std::vector<uint8_t> get_request(const std::string& key, uint64_t timeout_ms) {
+  std::vector<uint8_t> body{static_cast<uint8_t>(store::Command::kGet)};
+  util::ByteWriter out(body);
+  out.put_string(key);
+  out.put<uint64_t>(timeout_ms);
+  return store::frame(body);
+}
+
+std::vector<uint8_t> set_request(const std::string& key, const std::string& value) {
+  std::vector<uint8_t> body{static_cast<uint8_t>(store::Command::kSet)};
+  util::ByteWriter out(body);
+  out.put_string(key);
+  out.put_blob(to_bytes(value));
+  return store::frame(body);
+}
+
+void send_all(int fd, const std::vector<std::vector<uint8_t>>& frames) {
+  std::vector<uint8_t> bytes;
+  for (const auto& f : frames) bytes.insert(bytes.end(), f.begin(), f.end());
+  util::write_all(fd, bytes.data(), bytes.size());
+}
+
+TEST_F(TcpStoreServerRobustness, PipelinedRequestsResumedByAWakeDoNotCrashTheServer) {
+  // All wait for "a". When it appears, resuming `setter` runs its pipelined set of "b", which
+  // wakes waiters again from inside the first wake; the others are resumed there and park anew
+  // on "z", and the first wake must not resume them a second time (it answered "z", absent,
+  // and crashed the server). Others connect before and after the setter, so that some come
+  // after it in whatever order the server visits its clients.
+  std::vector<util::Fd> others;
+  for (int i = 0; i < 3; ++i) others.push_back(raw_connection());
+  util::Fd setter = raw_connection();
+  for (int i = 0; i < 3; ++i) others.push_back(raw_connection());
+  send_all(setter.get(), {get_request("a", 5000), set_request("b", "1"), get_request("c", 5000)});
+  for (auto& other : others) {
+    send_all(other.get(), {get_request("a", 5000), get_request("z", 5000)});
+  }
+  std::this_thread::sleep_for(100ms);  // every request parked
+  {
+    TcpStore client("127.0.0.1", server_->port(), 5000ms);
+    client.set("a", to_bytes("x"));
+  }
+  EXPECT_EQ(read_status(setter.get()), 0);                            // get "a"
+  for (auto& other : others) EXPECT_EQ(read_status(other.get()), 0);  // get "a"
+  expect_server_still_serves();
+  {
+    TcpStore client("127.0.0.1", server_->port(), 5000ms);
+    client.set("z", to_bytes("y"));
+    client.set("c", to_bytes("w"));
+  }
+  for (auto& other : others) EXPECT_EQ(read_status(other.get()), 0);  // get "z"
+  EXPECT_EQ(read_status(setter.get()), 0);                            // get "c"
 }
 
 TEST_F(TcpStoreServerRobustness, ATruncatedFrameAndAVanishingClientHarmNobody) {
