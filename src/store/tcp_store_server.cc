@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -28,6 +29,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
+// A client's next request is served only once its unsent replies are below this: a client
+// that pipelines requests and never reads holds at most this plus one reply.
+constexpr std::size_t kOutputHighWater = 1u << 20;
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
 
@@ -178,9 +182,9 @@ class TcpStoreServer::Loop {
     }
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
       if (!read_available(client)) return drop(fd);
-      serve(client);
-      if (client.close_after_write && client.out_sent == client.out.size()) return drop(fd);
     }
+    serve(client);  // also what waited for its replies to drain
+    if (client.close_after_write && client.out_sent == client.out.size()) return drop(fd);
   }
 
   // False when the client is gone.
@@ -208,7 +212,8 @@ class TcpStoreServer::Loop {
 
   // Handles every complete frame buffered for this client, in order.
   void serve(Client& client) {
-    while (!client.parked && !client.close_after_write) {
+    while (!client.parked && !client.close_after_write &&
+           client.out.size() - client.out_sent <= kOutputHighWater) {
       if (client.in.size() < store::kFrameHeaderBytes) return;
       uint32_t length;
       std::memcpy(&length, client.in.data(), sizeof length);
@@ -249,6 +254,9 @@ class TcpStoreServer::Loop {
     } catch (const Error& e) {
       client.parked.reset();
       reply = error_reply(e.message());
+    } catch (const std::bad_alloc&) {
+      client.parked.reset();
+      reply = error_reply("the store server ran out of memory for this request");
     }
     if (reply) send_reply(client, *reply);
     if (mutated_ && !waking_) wake_parked();
@@ -326,6 +334,15 @@ class TcpStoreServer::Loop {
   }
 
   Reply answer(const Parked& parked) {
+    // A reply is bounded as a request is: a multi_get naming one large key many times would
+    // otherwise make the server allocate many times what the client sent.
+    std::size_t bytes = 0;
+    for (const std::string& key : parked.keys) bytes += table_.find(key)->size() + 4;
+    if (parked.command != Command::kWait && bytes > max_frame_) {
+      return error_reply("the reply would be " + std::to_string(bytes) +
+                         " bytes, over the store's limit of " + std::to_string(max_frame_) +
+                         " bytes");
+    }
     Reply ok;
     util::ByteWriter out(ok.body);
     if (parked.command == Command::kGet) out.put_blob(*table_.find(parked.keys[0]));

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <thread>
 
 #include "store/store_protocol.h"
@@ -271,6 +272,47 @@ TEST_F(TcpStoreServerRobustness, PipelinedRequestsResumedByAWakeDoNotCrashTheSer
   }
   for (auto& other : others) EXPECT_EQ(read_status(other.get()), 0);  // get "z"
   EXPECT_EQ(read_status(setter.get()), 0);                            // get "c"
+}
+
+std::size_t resident_bytes() {
+  long pages = 0, resident = 0;
+  FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  std::fclose(statm);
+  return static_cast<std::size_t>(resident) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+TEST_F(TcpStoreServerRobustness, AReplyIsBoundedLikeARequest) {
+  {
+    TcpStore client("127.0.0.1", server_->port(), 5000ms);
+    client.set("big", Bytes(512 * 1024, 7));
+  }
+  // A multi_get of about 20 KB naming the 512 KiB key 3,000 times: 1.5 GiB of reply.
+  std::vector<uint8_t> body{static_cast<uint8_t>(store::Command::kMultiGet)};
+  util::ByteWriter out(body);
+  store::write_keys(out, std::vector<std::string>(3000, "big"));
+  out.put<uint64_t>(5000);
+  auto before = resident_bytes();
+  util::Fd fd = raw_connection();
+  send_all(fd.get(), {store::frame(body)});
+  EXPECT_EQ(read_status(fd.get()), 2);  // kError: over the limit, nothing built
+  EXPECT_LT(resident_bytes(), before + (64u << 20));
+  expect_server_still_serves();
+}
+
+TEST_F(TcpStoreServerRobustness, RepliesToAClientThatDoesNotReadAreBounded) {
+  {
+    TcpStore client("127.0.0.1", server_->port(), 5000ms);
+    client.set("big", Bytes(512 * 1024, 7));
+  }
+  auto before = resident_bytes();
+  util::Fd hog = raw_connection();
+  std::vector<std::vector<uint8_t>> gets(3000, get_request("big", 5000));
+  send_all(hog.get(), gets);  // 3,000 gets never read: 1.5 GiB of replies
+  std::this_thread::sleep_for(300ms);
+  EXPECT_LT(resident_bytes(), before + (64u << 20));
+  expect_server_still_serves();  // and others are served meanwhile
 }
 
 TEST_F(TcpStoreServerRobustness, ATruncatedFrameAndAVanishingClientHarmNobody) {
