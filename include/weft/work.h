@@ -19,11 +19,6 @@ class Work {
   // weft::Error(kTimeout) when it passes first, and cancels the operation so that its
   // buffers are no longer touched.
   virtual void wait(std::optional<std::chrono::milliseconds> timeout = std::nullopt) = 0;
-  // Runs the operation on the calling thread when no thread has begun it yet and nothing issued
-  // before it is running, so that a caller about to wait skips the hand-off to the group's
-  // worker thread and back; returns at once otherwise. Like a synchronous call, it is bounded by
-  // the operation's own deadline (the group's timeout). wait() without a timeout does this.
-  virtual void run_if_unstarted() {}
   virtual bool is_completed() const = 0;
   // Completed without an error.
   virtual bool is_success() const = 0;

@@ -49,11 +49,6 @@ void PyWork::wait(std::optional<std::chrono::milliseconds> timeout) {
   // Without a timeout, the operation's own deadline (the group's timeout) bounds it; weft's
   // wait below reports it with the operation's context once the polling has given up.
   auto limit = timeout ? *timeout : group_->timeout();
-  if (!timeout && !blocking_calls_interruptible(*group_)) {
-    // As a synchronous call would: Ctrl-C waits for it (the wait below polls for signals).
-    py::gil_scoped_release release;
-    work_->run_if_unstarted();
-  }
   auto outcome = poll_until_done(*work_, Clock::now() + limit);
   if (outcome == WaitOutcome::kInterrupted) {
     {

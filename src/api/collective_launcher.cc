@@ -54,16 +54,13 @@ std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm
                                                        if (auto alive = weak.lock())
                                                          alive->fail_collectives(std::move(error));
                                                      });
-  auto ticket = comm->queue().submit([raw, launch, body = std::move(body), seq, work] {
+  comm->queue().submit([raw, launch, body = std::move(body), seq, work] {
     try {
       run(*raw, launch, seq, body);
       work->finish(nullptr);
     } catch (...) {
       work->finish(std::current_exception());
     }
-  });
-  work->set_run_unstarted([weak, ticket] {
-    if (auto alive = weak.lock()) alive->queue().run_through(ticket);
   });
   if (!async) {
     work->wait(std::nullopt);

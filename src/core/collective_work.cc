@@ -5,13 +5,7 @@
 
 namespace weft::core {
 
-void CollectiveWork::run_if_unstarted() {
-  if (run_unstarted_ && !is_completed()) run_unstarted_();
-}
-
 void CollectiveWork::wait(std::optional<std::chrono::milliseconds> timeout) {
-  // A wait with its own, shorter deadline must be able to give up: it only sleeps.
-  if (!timeout) run_if_unstarted();
   std::unique_lock lock(mutex_);
   // The operation itself is bounded by the group's timeout; this bound only guards the wait.
   auto limit = timeout ? *timeout : timeout_ + std::chrono::milliseconds(5000);

@@ -1,6 +1,5 @@
 // CollectiveWork — the Work of a collective run by the group's OpQueue: done or failed once
-// the worker (or the thread that waits, see OpQueue) has run it; waiting sleeps on a condition
-// variable with a deadline.
+// the worker has run it; waiting sleeps on a condition variable with a deadline.
 #pragma once
 
 #include <condition_variable>
@@ -21,14 +20,7 @@ class CollectiveWork final : public Work {
                  std::function<void(std::shared_ptr<const Error>)> on_abandon)
       : timeout_(timeout), on_abandon_(std::move(on_abandon)) {}
 
-  // How to run the collective on the calling thread if no thread has begun it (it is queued
-  // before its ticket is known). Set once, before the Work is handed to anyone.
-  void set_run_unstarted(std::function<void()> run_unstarted) {
-    run_unstarted_ = std::move(run_unstarted);
-  }
-
   void wait(std::optional<std::chrono::milliseconds> timeout) override;
-  void run_if_unstarted() override;
   bool is_completed() const override;
   bool is_success() const override;
   std::exception_ptr exception() const override;
@@ -40,7 +32,6 @@ class CollectiveWork final : public Work {
  private:
   std::chrono::milliseconds timeout_;
   std::function<void(std::shared_ptr<const Error>)> on_abandon_;
-  std::function<void()> run_unstarted_;
   mutable std::mutex mutex_;
   std::condition_variable done_changed_;
   bool done_ = false;
