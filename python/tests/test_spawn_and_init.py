@@ -155,3 +155,36 @@ def test_backend_names():
     with pytest.raises(ValueError, match="nccl"):
         dist.init_process_group("nccl")
     assert not dist.is_initialized()
+
+
+def _listening_addresses(port):
+    """The local addresses of the TCP sockets listening on port, from /proc/net/tcp{,6}."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            address, port_hex = fields[1].rsplit(":", 1)
+            if fields[3] == "0A" and int(port_hex, 16) == port:  # 0A: LISTEN
+                found.append(address)
+    return found
+
+
+def _serve_and_report(rank, n, queue):
+    dist.init_process_group("weft")
+    queue.put(_listening_addresses(int(os.environ["MASTER_PORT"])))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def test_a_loopback_job_s_store_listens_on_loopback_only():
+    import multiprocessing
+    queue = multiprocessing.get_context("fork").Queue()
+    weft.spawn(_serve_and_report, args=(1, queue), nprocs=1, start_method="fork", timeout=60)
+    addresses = queue.get(timeout=10)
+    # weft.spawn sets MASTER_ADDR=127.0.0.1: rank 0's store must not listen on every interface.
+    assert addresses == ["0100007F"], addresses  # 127.0.0.1, as /proc/net/tcp writes it

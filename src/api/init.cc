@@ -36,6 +36,10 @@ void connect_tcp_store(core::WorldOptions& world, const std::string& host, int p
   if (serve_here) {
     TcpStoreServer::Options server_options;
     server_options.port = port;
+    // A job whose rendezvous address is loopback lives on this host: its store listens there
+    // only, out of reach of other machines.
+    util::SocketAddress master = util::resolve(host, port);
+    if (master.is_loopback()) server_options.host = master.host();
     world.store_server = std::make_unique<TcpStoreServer>(server_options);
     util::log_info("rank 0 serves the store on port " + std::to_string(port));
   }

@@ -43,8 +43,9 @@ class TcpStore::Connection {
     ErrorContext context{.op = op, .peer_address = address_.to_string()};
     try {
       std::vector<uint8_t> framed = store::frame(body);
-      util::write_all(fd_.get(), framed.data(), framed.size());
+      // A server that stops reading must not hold the caller past the call's bound either.
       auto deadline = util::deadline_after(answer_within + kAnswerGrace);
+      util::write_all(fd_.get(), framed.data(), framed.size(), deadline);
       uint32_t length = 0;
       util::read_exact(fd_.get(), &length, sizeof length, deadline);
       if (length == 0) throw Error(ErrorCode::kInternal, "empty reply from the store");

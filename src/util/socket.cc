@@ -54,6 +54,18 @@ std::string SocketAddress::to_string() const {
   return host() + ":" + std::to_string(port());
 }
 
+bool SocketAddress::is_loopback() const {
+  if (family() == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&storage);
+    return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (family() == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&storage);
+    return IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+  }
+  return false;
+}
+
 SocketAddress resolve(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

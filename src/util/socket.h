@@ -51,6 +51,8 @@ struct SocketAddress {
   std::string to_string() const;
   // Only the host part, without brackets.
   std::string host() const;
+  // 127.0.0.0/8 or ::1.
+  bool is_loopback() const;
   const sockaddr* raw() const { return reinterpret_cast<const sockaddr*>(&storage); }
 };
 

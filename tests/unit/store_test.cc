@@ -350,6 +350,22 @@ TEST_F(TcpStoreServerRobustness, ManyClientsAtOnce) {
   EXPECT_EQ(ok.load(), kClients);
 }
 
+TEST(TcpStoreClient, AServerThatStopsReadingIsATimeout) {
+  // A listener that never accepts: the connection completes in its backlog, and a large set
+  // fills both socket buffers. The write must give up at the store's timeout, not hang.
+  util::Fd listener = util::listen_on(util::resolve("127.0.0.1", 0), false);
+  int port = util::local_address_of(listener.get()).port();
+  TcpStore store("127.0.0.1", port, 500ms);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    store.set("k", Bytes(64u << 20, 1));
+    FAIL() << "a set of 64 MiB went through to nobody";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTimeout) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
 TEST(TcpStoreClient, NoServerIsATimeoutNamingTheAddress) {
   int port;
   {
