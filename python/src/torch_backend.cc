@@ -258,6 +258,19 @@ class FutureCompleter {
   bool started_ = false;
 };
 
+// torch 1.13 waits on the Work of every call, async_op=False included. A small op is done
+// within microseconds of being issued; sleeping for it costs a scheduler wake-up (tens of
+// microseconds when the wake lands on an idle core). So a waiter first polls for a while, as
+// weft.distributed's wait does (blocking_wait.h), yielding its core to whoever needs it.
+constexpr std::chrono::microseconds kWaitSpin{50};
+
+void spin_until_completed(const weft::Work& work) {
+  auto until = std::chrono::steady_clock::now() + kWaitSpin;
+  while (!work.is_completed() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+}
+
 class WeftWork : public c10d::Work {
  public:
   WeftWork(int rank, c10d::OpType type, std::shared_ptr<weft::ProcessGroup> group,
@@ -345,6 +358,7 @@ class WeftWork : public c10d::Work {
               deadline - std::chrono::steady_clock::now());
           w->wait(std::max(left, std::chrono::milliseconds(1)));
         } else {
+          spin_until_completed(*w);
           w->wait(std::nullopt);
         }
       } catch (...) {
