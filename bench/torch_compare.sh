@@ -9,23 +9,25 @@
 # Writes OUT/allreduce_<backend>_n<N>_r<run>.csv, OUT/ddp_*.json and prints OUT/TORCH.md: medians
 # over runs and the speed-up weft / gloo against the targets (10x at 8 B and 1 MiB, 2x at
 # 64 MiB, DDP faster).
-# Usage: bench/torch_compare.sh [-o OUT] [-r RUNS] [-t SECONDS]   (needs the build's weft.torch)
+# Usage: bench/torch_compare.sh [-o OUT] [-r RUNS] [-t SECONDS] [-p PYTHON]
+#   -p: the interpreter, and so the torch (default Debian's /usr/bin/python3 with torch 1.13;
+#       .venv/bin/python for torch 2.x). Needs the build's weft.torch.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 anchors="${ANCHORS:-$(cd "$repo/../shared/anchors" 2>/dev/null && pwd)}"
 PY=/usr/bin/python3
 out="$repo/bench/results/torch_$(date +%Y-%m-%d_%H%M)"; runs=1; target=0.2
-while getopts "o:r:t:h" opt; do
+while getopts "o:r:t:p:h" opt; do
   case "$opt" in
-    o) out="$OPTARG" ;; r) runs="$OPTARG" ;; t) target="$OPTARG" ;;
+    o) out="$OPTARG" ;; r) runs="$OPTARG" ;; t) target="$OPTARG" ;; p) PY="$OPTARG" ;;
     *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 mkdir -p "$out"
 export PYTHONPATH="$repo/build/python${PYTHONPATH:+:$PYTHONPATH}" GLOO_SOCKET_IFNAME=lo
 log() { echo "[torch_compare $(date +%H:%M:%S)] $*" >&2; }
-echo "date: $(date -Is); loadavg: $(cat /proc/loadavg); weft $(git -C "$repo" rev-parse --short HEAD)" >"$out/meta.txt"
+echo "date: $(date -Is); loadavg: $(cat /proc/loadavg); weft $(git -C "$repo" rev-parse --short HEAD); torch $("$PY" -c 'import torch; print(torch.__version__)')" >"$out/meta.txt"
 for ((r = 1; r <= runs; r++)); do
   for n in 2 4; do
     for b in gloo weft; do

@@ -2,6 +2,7 @@
 through weft.distributed, through torch.distributed on the "weft" backend, and on gloo.
 
     python torch_overhead.py [--world-size 2] [--bytes 8] [--iters 20000] [--batches 7]
+    python torch_overhead.py --layers      # one rank: what each layer of the torch path adds
 
 Runs with whichever torch the interpreter has (Debian's 1.13 with /usr/bin/python3, 2.x in the
 project's .venv). Each rank times batches of back-to-back synchronous float32 SUM all_reduces;
@@ -75,6 +76,41 @@ def worker(rank, world_size, args):
             print(f"  torch's layer adds {weft_torch - base:.2f} us to weft.distributed's call")
 
 
+def layers(args):
+    """One rank, so that no peer's pace enters: the same all_reduce through each layer of the
+    torch path in turn, best of several batches, in microseconds per call."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=os.environ.get("MASTER_PORT", "29613"),
+                      RANK="0", WORLD_SIZE="1")
+    torch.set_num_threads(1)
+    tensor = torch.ones(max(1, args.bytes // 4))
+
+    def best(call):
+        for _ in range(args.iters // 10):
+            call()
+        return min(_batches(call, args.iters, args.batches, lambda: None))
+
+    tdist.init_process_group("weft")
+    group = tdist.distributed_c10d._get_default_group()
+    opts = tdist.AllreduceOptions()
+    rows = []
+    if hasattr(opts, "asyncOp"):  # torch 2.x: the Python group over weft._weft
+        opts.asyncOp = False
+        weft_group = group.weft_group
+        op = weft._weft.ReduceOp("SUM")
+        rows.append(("weft._weft binding (blocking call)",
+                     best(lambda: weft_group.all_reduce(tensor, op, False))))
+        rows.append(("+ the group's allreduce method", best(lambda: group.allreduce([tensor], opts))))
+    else:  # torch 1.13: the compiled c10d::ProcessGroup, a Work per call
+        rows.append(("c10d ProcessGroup.allreduce + wait()",
+                     best(lambda: group.allreduce([tensor], opts).wait())))
+    rows.append(("+ torch.distributed.all_reduce", best(lambda: tdist.all_reduce(tensor))))
+    tdist.destroy_process_group()
+    print(f"torch {torch.__version__}, 1 rank, all_reduce of {tensor.numel() * 4} B, best of "
+          f"{args.batches} batches of {args.iters}, us per call")
+    for name, us in rows:
+        print(f"  {name:40s} {us:7.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--world-size", type=int, default=2)
@@ -82,7 +118,12 @@ def main():
     parser.add_argument("--iters", type=int, default=20000)
     parser.add_argument("--batches", type=int, default=7)
     parser.add_argument("--backends", default="weft,gloo")
+    parser.add_argument("--layers", action="store_true",
+                        help="one rank: the cost each layer of the torch path adds")
     args = parser.parse_args()
+    if args.layers:
+        layers(args)
+        return
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     weft.spawn(worker, args=(args.world_size, args), nprocs=args.world_size, timeout=600)
 
