@@ -27,12 +27,11 @@ const std::string kUsersKey = "__weft_filestore_users";
 // The store file opened and flock()ed for one operation: replayed into a table, and appended to.
 class FileStore::LockedFile {
  public:
-  explicit LockedFile(const std::string& path) : path_(path) {
+  // Gives up with kTimeout when another process holds the file's lock past `timeout`.
+  LockedFile(const std::string& path, std::chrono::milliseconds timeout) : path_(path) {
     fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!fd_.valid()) util::throw_system_error("open " + path, errno);
-    while (::flock(fd_.get(), LOCK_EX) != 0) {
-      if (errno != EINTR) util::throw_system_error("flock " + path, errno);
-    }
+    lock_before(util::deadline_after(timeout), timeout);
     replay();
   }
   ~LockedFile() { ::flock(fd_.get(), LOCK_UN); }
@@ -57,6 +56,22 @@ class FileStore::LockedFile {
   void remove_file() { ::unlink(path_.c_str()); }
 
  private:
+  // flock() itself cannot time out: try without blocking, with pauses that grow to 10 ms.
+  void lock_before(util::Clock::time_point deadline, std::chrono::milliseconds timeout) {
+    auto pause = std::chrono::microseconds(50);
+    while (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK) util::throw_system_error("flock " + path_, errno);
+      if (util::Clock::now() >= deadline) {
+        throw Error(ErrorCode::kTimeout, "the store file " + path_ +
+                                             " stayed locked by another process for " +
+                                             std::to_string(timeout.count()) + " ms");
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(10));
+    }
+  }
+
   void replay() {
     struct stat info {};
     if (::fstat(fd_.get(), &info) != 0) util::throw_system_error("fstat " + path_, errno);
@@ -102,7 +117,7 @@ class FileStore::LockedFile {
 template <typename Fn>
 auto FileStore::locked(Fn&& fn) {
   std::lock_guard lock(mutex_);
-  LockedFile file(path_);
+  LockedFile file(path_, timeout());
   return fn(file);
 }
 

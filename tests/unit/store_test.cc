@@ -1,5 +1,7 @@
 // Every Store implementation against the same contract, and the TCP server against strangers.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -348,6 +350,29 @@ TEST_F(TcpStoreServerRobustness, ManyClientsAtOnce) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(ok.load(), kClients);
+}
+
+TEST(FileStoreLocking, AFileLockedByAnotherProcessIsATimeout) {
+  std::string path = ::testing::TempDir() + "weft_filestore_locked_" + std::to_string(getpid());
+  ::unlink(path.c_str());
+  FileStore store(path);
+  store.set_timeout(300ms);
+  // Another open file description, as another process would hold: flock excludes the store's.
+  util::Fd holder(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(holder.valid());
+  ASSERT_EQ(::flock(holder.get(), LOCK_EX), 0);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    store.set("k", to_bytes("v"));
+    FAIL() << "set went through a lock held elsewhere";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTimeout) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  ::flock(holder.get(), LOCK_UN);
+  store.set("k", to_bytes("v"));
+  EXPECT_EQ(to_string(store.get("k")), "v");
+  ::unlink(path.c_str());
 }
 
 TEST(TcpStoreClient, AServerThatStopsReadingIsATimeout) {
