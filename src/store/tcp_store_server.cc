@@ -29,6 +29,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
+// When the process is out of file descriptors, the listener is left alone this long: it stays
+// readable with the connection it cannot accept, and watching it would spin the loop.
+constexpr std::chrono::milliseconds kAcceptPause{100};
 // A client's next request is served only once its unsent replies are below this: a client
 // that pipelines requests and never reads holds at most this plus one reply.
 constexpr std::size_t kOutputHighWater = 1u << 20;
@@ -128,13 +131,14 @@ class TcpStoreServer::Loop {
           on_client_event(static_cast<int>(tag), events[i].events);
       }
       expire_parked();
+      resume_accepting_when_due();
     }
     clients_.clear();
     num_clients_.store(0);
   }
 
   int next_timeout_ms() const {
-    auto nearest = Clock::time_point::max();
+    auto nearest = accept_paused_until_.value_or(Clock::time_point::max());
     for (const auto& [fd, client] : clients_) {
       if (client->parked) nearest = std::min(nearest, client->parked->deadline);
     }
@@ -150,7 +154,9 @@ class TcpStoreServer::Loop {
       int fd = accept4(listen_.get(), reinterpret_cast<sockaddr*>(&address.storage),
                        &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          pause_accepting(errno);
+        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
           util::log_warn("store server: accept: " + std::string(strerror(errno)));
         }
         return;
@@ -163,6 +169,19 @@ class TcpStoreServer::Loop {
       clients_[fd] = std::move(client);
       num_clients_.fetch_add(1);
     }
+  }
+
+  void pause_accepting(int error) {
+    util::log_warn("store server: cannot accept a connection (" + std::string(strerror(error)) +
+                   "); accepting again in " + std::to_string(kAcceptPause.count()) + " ms");
+    watch(listen_.get(), kListenTag, 0, EPOLL_CTL_MOD);
+    accept_paused_until_ = Clock::now() + kAcceptPause;
+  }
+
+  void resume_accepting_when_due() {
+    if (!accept_paused_until_ || Clock::now() < *accept_paused_until_) return;
+    accept_paused_until_.reset();
+    watch(listen_.get(), kListenTag, EPOLLIN, EPOLL_CTL_MOD);
   }
 
   void drop(int fd) {
@@ -451,6 +470,7 @@ class TcpStoreServer::Loop {
   store::KeyValueTable table_;
   bool mutated_ = false;
   bool waking_ = false;  // inside wake_parked: a change is one more round, not a nested wake
+  std::optional<Clock::time_point> accept_paused_until_;  // out of descriptors: see kAcceptPause
   std::thread thread_;
 };
 

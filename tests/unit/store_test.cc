@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -315,6 +316,46 @@ TEST_F(TcpStoreServerRobustness, RepliesToAClientThatDoesNotReadAreBounded) {
   std::this_thread::sleep_for(300ms);
   EXPECT_LT(resident_bytes(), before + (64u << 20));
   expect_server_still_serves();  // and others are served meanwhile
+}
+
+std::chrono::microseconds cpu_time() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto us = [](const timeval& t) {
+    return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec);
+  };
+  return std::chrono::duration_cast<std::chrono::microseconds>(us(usage.ru_utime) +
+                                                               us(usage.ru_stime));
+}
+
+TEST_F(TcpStoreServerRobustness, RunningOutOfDescriptorsDoesNotSpinTheServer) {
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit), 0);
+  rlimit low = old_limit;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  // Take every descriptor left, then give one to a client: its connection waits in the
+  // listener's backlog, and the server has none to accept it with.
+  std::vector<util::Fd> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.emplace_back(fd);
+  ASSERT_FALSE(filler.empty());
+  filler.pop_back();
+  util::Fd client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(client.valid());
+  auto address = util::resolve("127.0.0.1", server_->port());
+  ASSERT_EQ(::connect(client.get(), address.raw(), address.length), 0);
+  std::this_thread::sleep_for(50ms);
+  auto before = cpu_time();
+  std::this_thread::sleep_for(500ms);
+  auto used = cpu_time() - before;
+  filler.clear();
+  setrlimit(RLIMIT_NOFILE, &old_limit);
+  EXPECT_LT(used, 100ms) << "the server spun on a listener it could not accept from";
+  // Accepted once descriptors are back: the waiting client is answered.
+  std::vector<uint8_t> ping{1, 0, 0, 0, static_cast<uint8_t>(store::Command::kPing)};
+  util::write_all(client.get(), ping.data(), ping.size());
+  EXPECT_EQ(read_status(client.get()), 0);
+  expect_server_still_serves();
 }
 
 TEST_F(TcpStoreServerRobustness, ATruncatedFrameAndAVanishingClientHarmNobody) {
