@@ -561,6 +561,15 @@ static Sizes block_bytes(const core::Communicator& comm, const char* what,
   int size = comm.size();
   if (splits.empty()) return Sizes(size, equal_block_bytes(comm, what, count, element));
   check_list_size(comm, "all_to_all", what, splits.size());
+  // Each block lies inside the buffer, so their sum (and bytes) cannot wrap around.
+  for (int r = 0; r < size; ++r) {
+    if (splits[r] > count) {
+      api::invalid_argument(comm, "all_to_all",
+                            std::string(what) + "'s split size for rank " + std::to_string(r) +
+                                " is " + std::to_string(splits[r]) + " elements, more than the " +
+                                std::to_string(count) + " it holds");
+    }
+  }
   std::size_t sum = std::accumulate(splits.begin(), splits.end(), std::size_t{0});
   check_count(comm, "all_to_all", what, count, sum);
   Sizes bytes(size);

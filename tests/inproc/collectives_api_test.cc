@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "support/thread_ranks.h"
@@ -431,6 +432,14 @@ TEST(CollectiveErrors, BadArgumentsAreRefusedBeforeAnythingIsSent) {
                 group.all_reduce(data, ReduceOp::kSum, CollectiveOptions{"no_such_algorithm"});
               }).code(),
               ErrorCode::kInvalidArgument);
+    // Split sizes whose sum wraps around to the buffer's count.
+    std::size_t half = (std::numeric_limits<std::size_t>::max() / 2) + 1;
+    std::vector<std::size_t> wrapping{half + 2, half + 2};
+    std::vector<std::size_t> even{2, 2};
+    std::vector<float> received(4);
+    Error wrapped = error_of(
+        [&] { group.all_to_all(ConstBufferView(data), BufferView(received), wrapping, even); });
+    EXPECT_EQ(wrapped.code(), ErrorCode::kInvalidArgument) << wrapped.what();
     Error message = error_of([&] { group.reduce(data, 7); });
     EXPECT_NE(std::string(message.what()).find("root"), std::string::npos) << message.what();
     // Nothing was sent: the group still works.
