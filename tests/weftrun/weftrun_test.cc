@@ -395,6 +395,23 @@ TEST(Weftrun, ForwardsSigtermToEveryRank) {
       << run.err();
 }
 
+TEST(Weftrun, SighupStopsTheRanksAndWhatTheyStarted) {
+  TempDir dir;
+  // Each rank's shell waits on a background sleep: both are in the rank's process group.
+  std::string script =
+      "sleep 30 & echo $! > " + sh_quote_dir(dir.path()) + "/pid.$RANK; echo ready; wait";
+  Weftrun run({"-n", "2", "sh", "-c", script}, dir.path());
+  ASSERT_TRUE(eventually([&] { return count_of(run.out(), "ready\n") == 2; }, 10s)) << run.err();
+  ::kill(run.pid(), SIGHUP);
+  EXPECT_EQ(run.wait(8s), 128 + SIGHUP) << run.err();
+  EXPECT_NE(run.err().find("weftrun: received SIGHUP; forwarding it to the 2 ranks"),
+            std::string::npos)
+      << run.err();
+  std::vector<pid_t> pids = rank_pids(dir.path());
+  EXPECT_EQ(pids.size(), 2u);
+  expect_all_gone(pids);
+}
+
 TEST(Weftrun, RunsProgramsFromPathAndNamesOnesItCannotRun) {
   TempDir dir;
   Weftrun ok({"-n", "2", "true"}, dir.path(), "ok");

@@ -25,7 +25,9 @@ void on_signal(int signo) {
   errno = saved;
 }
 
-constexpr int kCaught[] = {SIGINT, SIGTERM, SIGCHLD};
+// SIGHUP too: a closed terminal or a killed ssh session must stop the job, not leave its ranks
+// and what they started behind.
+constexpr int kCaught[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
 
 }  // namespace
 
@@ -67,7 +69,7 @@ int SignalRelay::take_termination_signal() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     for (ssize_t i = 0; i < n; ++i) {
-      if (buffer[i] == SIGINT || buffer[i] == SIGTERM) result = buffer[i];
+      if (buffer[i] == SIGINT || buffer[i] == SIGTERM || buffer[i] == SIGHUP) result = buffer[i];
     }
   }
   return result;
