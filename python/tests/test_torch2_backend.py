@@ -248,7 +248,9 @@ def test_exit_without_destroying_the_group(tmp_path):
             dist.all_reduce(t)
             sub = dist.new_group([0, 1])
             dist.all_reduce(t, group=sub)
-            print("rank", rank, "done", t.tolist(), flush=True)
+            # One string, one write: the ranks share the pipe, and print() writes its
+            # arguments separately.
+            print(f"rank {rank} done {t.tolist()}", flush=True)
 
         if __name__ == "__main__":
             weft.spawn(main, args=(3,), nprocs=3, timeout=60)

@@ -1,7 +1,5 @@
 #include "weft/tcp_store.h"
 
-#include <thread>
-
 #include "store/store_protocol.h"
 #include "util/deadline.h"
 #include "util/socket.h"
@@ -21,19 +19,12 @@ class TcpStore::Connection {
  public:
   Connection(const std::string& host, int port, Duration connect_timeout)
       : address_(util::resolve(host, port)) {
-    auto deadline = util::deadline_after(connect_timeout);
-    auto pause = std::chrono::milliseconds(10);
-    for (;;) {
-      fd_ = util::connect_with_deadline(address_, deadline);
-      if (fd_.valid()) return;
-      if (util::Clock::now() + pause >= deadline) {
-        throw Error(ErrorCode::kTimeout,
-                    "no store server answered at " + address_.to_string() + " within " +
-                        std::to_string(connect_timeout.count()) + " ms (connection refused)",
-                    ErrorContext{.op = "store.connect", .peer_address = address_.to_string()});
-      }
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(500));
+    fd_ = util::connect_retrying(address_, util::deadline_after(connect_timeout));
+    if (!fd_.valid()) {
+      throw Error(ErrorCode::kTimeout,
+                  "no store server answered at " + address_.to_string() + " within " +
+                      std::to_string(connect_timeout.count()) + " ms (connection refused)",
+                  ErrorContext{.op = "store.connect", .peer_address = address_.to_string()});
     }
   }
 

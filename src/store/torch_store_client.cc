@@ -1,7 +1,5 @@
 #include "store/torch_store_client.h"
 
-#include <thread>
-
 #include "util/deadline.h"
 #include "weft/error.h"
 
@@ -81,19 +79,12 @@ class TorchStoreClient::Request {
 TorchStoreClient::TorchStoreClient(const std::string& host, int port, Duration timeout)
     : address_(util::resolve(host, port)) {
   timeout_ = timeout;
-  auto deadline = util::deadline_after(timeout);
-  auto pause = std::chrono::milliseconds(10);
-  for (;;) {
-    fd_ = util::connect_with_deadline(address_, deadline);
-    if (fd_.valid()) break;
-    if (util::Clock::now() + pause >= deadline) {
-      throw Error(ErrorCode::kTimeout,
-                  "no torch store (torchrun's agent store) answered at " + address_.to_string() +
-                      " within " + std::to_string(timeout.count()) + " ms (connection refused)",
-                  context("store.connect"));
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  fd_ = util::connect_retrying(address_, util::deadline_after(timeout));
+  if (!fd_.valid()) {
+    throw Error(ErrorCode::kTimeout,
+                "no torch store (torchrun's agent store) answered at " + address_.to_string() +
+                    " within " + std::to_string(timeout.count()) + " ms (connection refused)",
+                context("store.connect"));
   }
   util::set_no_delay(fd_.get());
   send(Request(Query::kValidate).value(kValidationMagic).encoded(), "store.connect");

@@ -9,8 +9,10 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "weft/error.h"
 
@@ -239,6 +241,16 @@ void write_all(int fd, const void* data, std::size_t size) {
     }
     p += n;
     size -= static_cast<std::size_t>(n);
+  }
+}
+
+Fd connect_retrying(const SocketAddress& address, std::chrono::steady_clock::time_point deadline) {
+  auto pause = std::chrono::milliseconds(10);
+  for (;;) {
+    Fd fd = connect_with_deadline(address, deadline);
+    if (fd.valid() || std::chrono::steady_clock::now() + pause >= deadline) return fd;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
   }
 }
 

@@ -75,6 +75,10 @@ SocketAddress local_address_of(int fd);
 Fd connect_with_deadline(const SocketAddress& address,
                          std::chrono::steady_clock::time_point deadline);
 
+// connect_with_deadline, retried with growing pauses while the connection is refused (a server
+// still starting); an invalid Fd when it is still refused at the deadline.
+Fd connect_retrying(const SocketAddress& address, std::chrono::steady_clock::time_point deadline);
+
 void set_non_blocking(int fd);
 void set_no_delay(int fd);
 void set_close_on_exec(int fd);
