@@ -229,19 +229,7 @@ void set_no_delay(int fd) {
 void set_close_on_exec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 void write_all(int fd, const void* data, std::size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EPIPE || errno == ECONNRESET) {
-        throw Error(ErrorCode::kPeerFailure, "connection closed by the other side");
-      }
-      throw_system_error("send", errno);
-    }
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
+  write_all(fd, data, size, std::chrono::steady_clock::time_point::max());
 }
 
 Fd connect_retrying(const SocketAddress& address, std::chrono::steady_clock::time_point deadline) {
@@ -262,8 +250,11 @@ void write_all(int fd, const void* data, std::size_t size,
     int rc = ::poll(&ready, 1, millis_until(deadline));
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) throw_system_error("poll", errno);
-    if (rc == 0)
+    if (rc == 0) {
+      // poll() waits at most ~17 minutes at a time; only the deadline ends the write.
+      if (std::chrono::steady_clock::now() < deadline) continue;
       throw Error(ErrorCode::kTimeout, "the other side took nothing before the deadline");
+    }
     ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;

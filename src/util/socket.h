@@ -83,7 +83,7 @@ void set_non_blocking(int fd);
 void set_no_delay(int fd);
 void set_close_on_exec(int fd);
 
-// Writes all bytes (blocking fd, restarting on EINTR); throws kPeerFailure on a closed peer.
+// Writes all bytes, however long the peer takes; throws kPeerFailure on a closed peer.
 void write_all(int fd, const void* data, std::size_t size);
 // Writes all bytes before the deadline (a peer that stops reading cannot hold the caller);
 // throws kTimeout or kPeerFailure.
