@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev googletest libbenchmark-dev
-  python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libtorch-dev python3-sklearn)
+  python3-dev pybind11-dev python3-numpy python3-pytest python3-torch libtorch-dev python3-sklearn
+  iproute2)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
