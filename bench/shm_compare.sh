@@ -16,7 +16,7 @@
 #   -k  small rounds per run and rank count (default 3): after each run's sweeps, every system
 #       again at 8 and 16 B only, in turn, into OUT/small/; the 8 B cells (and barrier) are the
 #       median over the runs and these rounds. A 2-rank 8 B call takes about one cache line's
-#       round trip, which this VM's host changes about every few seconds (docs/PERFORMANCE.md,
+#       round trip, which a VM's host can change every few seconds (docs/PERFORMANCE.md,
 #       "Two modes"): one sample per run and system left those cells to the modes of a few
 #       moments; samples taken in turn, seconds apart, see the same modes.
 #   -m  mode rounds per run and rank count (default 3): after the small rounds, weft and Open MPI

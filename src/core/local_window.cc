@@ -74,8 +74,8 @@ void prefetch_for_writing(const void* line) {
 
 // How many eager calls ahead a writer takes its entry (the ring's half-wait keeps it free).
 constexpr uint32_t kEagerPrefetchCalls = 8;
-// Pauses (about 27 ns each on this host) before a reader that found its writer's entry not yet
-// published looks again: about one and a half of the writer's calls.
+// Pauses before a reader that found its writer's entry not yet published looks again: about
+// one and a half of the writer's calls (a PAUSE lasts tens of nanoseconds on recent x86 cores).
 constexpr int kEagerBackoffPauses = 6;
 
 // A signature in one word: with the seq and round size mixed in (eager_stamp_hash), the stamp
@@ -200,7 +200,7 @@ void LocalWindow::publish(std::atomic<uint32_t>& word, uint32_t value) {
     // A member going to sleep on the word runs a barrier on my core between counting itself
     // in `sleepers` and its last look at the word (announce_sleep): either it sees the value
     // or I see it counted. Spares every publish the full fence of a sequentially consistent
-    // store (2-rank 8 B broadcast in the slow vCPU mode: about 5%).
+    // store, which every small call pays while sleeps are rare.
     word.store(value, std::memory_order_release);
     std::atomic_signal_fence(std::memory_order_seq_cst);
     if (sleepers.load(std::memory_order_relaxed) == 0) return;
@@ -412,8 +412,8 @@ bool LocalWindow::spin_until(const Ready& ready) {
   if (spin_us_ <= 0) return false;
   if (!outnumbered_) {
     // Every member has a core of its own: yielding gives the core to nobody we wait for, and a
-    // sched_yield costs about as much as the whole round (measured: it was the largest item
-    // of a small all_reduce's profile). Pause between checks; read the clock now and then,
+    // sched_yield (a system call) costs about as much as a whole small round. Pause between
+    // checks; read the clock now and then,
     // and not at all in the many waits that end within the first checks.
     std::chrono::steady_clock::time_point until{};
     for (;;) {
@@ -485,7 +485,7 @@ bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t rou
 
 void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
   // Called after a wait that outlasted the spin and slept. If the whole wait was short, a
-  // longer spin would have covered it without a futex wake-up (tens of microseconds here):
+  // longer spin would have covered it without a futex wake-up (which costs a scheduler wake):
   // spin twice that long from now on. A long wait (the partner was computing) was right to
   // sleep, and spinning only steals the core from others (ranks outnumbering cores): halve.
   if (fixed_spin_) return;
@@ -691,8 +691,8 @@ WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
   auto published = [&] { return reached(entry.round.load(std::memory_order_acquire), eager_); };
   // Caught up with the writer: look again only after a while. Each look takes the line the
   // writer is filling (its next entry shares it) away from it, so a reader that polls right
-  // behind a writer slows it down, and both stay in that lockstep (2-rank 8 B broadcast, long
-  // runs in the slow vCPU mode: 0.21-0.24 us per call without the pause, 0.17-0.23 with it).
+  // behind a writer slows it down, and both stay in that lockstep at the pace of a line
+  // transfer; the pause lets the writer pull ahead again.
   if (!published()) {
     for (int i = 0; i < kEagerBackoffPauses; ++i) util::cpu_relax();
   }

@@ -1,14 +1,13 @@
 // SlotStorePolicy — whether members write their window slots with ordinary or streaming
 // (non-temporal) stores, learned while the group runs.
 //
-// Why it must be learned: on the 2-core AMD VMs weft is measured on, the hypervisor moves the
-// two vCPUs between core complexes every few seconds. While they share one, a cache line
-// travels between them in about 90 ns (round trip) and ordinary stores win: the reader takes
-// the written lines straight from the writer's cache (a 2-member 256 KiB exchange through the
-// slots: 18 us ordinary, 41 us streaming). While they do not, a line costs about 385 ns, a
-// write to a slot line must first invalidate the reader's copy of it, and streaming stores,
-// which send the data to memory, win (77 us ordinary, 33 us streaming). No one setting is good
-// in both.
+// Why it must be learned: the cost of a cache line moving between two cores depends on where
+// the cores are, and a virtual machine's vCPUs can be moved by the host while a job runs.
+// While the writer and the reader share a cache (a core complex), ordinary stores win: the
+// reader takes the written lines straight from the writer's cache. While they do not, a line
+// transfer costs several times more, a write to a slot line must first invalidate the reader's
+// copy of it, and streaming stores, which send the data to memory, win. No one setting is good
+// in both, and which one holds can change within a run (docs/perf-history.md has the figures).
 //
 // So the window's leader (member 0) times its calls by the size of the slot pieces it writes,
 // in size classes, and publishes per class which kind is faster in a word of the window that
@@ -23,10 +22,10 @@
 // never changes what is written, so the members need not agree on it.
 //
 // Each op learns apart (SlotStorePolicies): their calls fill and read the slots in different
-// patterns, and the faster kind differs between them in one mode (2 members, 1 MiB, while the
-// vCPUs shared a core complex: broadcast, whose root alone writes, 60 us streaming against
-// 104 us ordinary; all_reduce the other way round). A shared choice was also thrown about by
-// a job alternating ops, whose times per byte differ by several times.
+// patterns, and the faster kind can differ between them at the same size and placement (a
+// broadcast, whose root alone writes, against an all_reduce, where every member writes). A
+// shared choice was also thrown about by a job alternating ops, whose times per byte differ by
+// several times.
 #pragma once
 
 #include <atomic>
@@ -50,9 +49,9 @@ class SlotStorePolicy {
   // The calls of a trial of the other kind (the first is not counted: it pays for the switch).
   static constexpr uint32_t kTrialCalls = 8;
   // Long calls decide with fewer: a kind's sample spans about kSampleSpan of calls, at least
-  // kFewestSamples of them. With eight, a group making 16 MiB calls (10 ms each at 4 members
-  // on 2 cores) took about 14 calls to follow a move of the vCPUs, and a benchmark's
-  // invocation at that size makes about 15; three such calls still span the scheduler's slices.
+  // kFewestSamples of them. A fixed count of eight made calls of many milliseconds follow a
+  // move of the vCPUs only after about as many calls as a short job makes in all; three such
+  // calls still span several of the scheduler's slices.
   static constexpr uint32_t kFewestSamples = 3;
   static constexpr std::chrono::milliseconds kSampleSpan{20};
   // Calls between trials: from kFirstPeriod, doubled each time a trial confirms the choice.

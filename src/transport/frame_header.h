@@ -18,8 +18,8 @@ inline constexpr uint16_t kProtocolVersion = 1;
 
 struct Signature {
   std::array<uint8_t, 24> bytes{};
-  // As three words: the defaulted comparison calls memcmp, which showed in the profile of
-  // small same-host collectives (they compare signatures at every call).
+  // As three words: the defaulted comparison calls memcmp, a function call on the path of
+  // every small same-host collective (they compare signatures at every call).
   bool operator==(const Signature& other) const {
     uint64_t mine[3], theirs[3];
     std::memcpy(mine, bytes.data(), sizeof mine);

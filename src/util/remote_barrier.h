@@ -17,7 +17,7 @@ namespace weft::util {
 bool enable_remote_barriers();
 
 // Runs a full memory barrier on every core that runs a registered process, and on this one.
-// Costs a system call and an interrupt per such core (about 0.6 us here). False on failure:
+// Costs a system call and an interrupt per such core: for rare paths only. False on failure:
 // then no ordering was given.
 bool remote_barrier();
 

@@ -1,8 +1,8 @@
 // Copies of large blocks that are written once and not read again soon (a collective's output):
 // non-temporal stores write the destination's lines without reading them first and without
 // filling the cache with them. glibc's memcpy keeps ordinary stores up to a threshold tied to
-// the cache size, and on the 2-core AMD VMs weft is measured on that made an 8 MiB copy 1.4x
-// and a 64 MiB copy 1.6x slower than streaming stores (two processes copying at once).
+// the cache size, which is too high when several processes copy at once and share the cache:
+// their large copies are then bound by memory traffic that streaming stores halve.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@ inline constexpr std::size_t kStreamCopyFrom = 256 * 1024;
 
 // A collective whose whole output is at least this large writes it with stream_copy: it would
 // not stay in the cache anyway. A smaller one may still be read from the cache, which
-// streaming stores bypass (measured: streaming made a 1 MiB all_gather slower).
+// streaming stores bypass (streaming a mid-sized all_gather's output made it slower).
 inline constexpr std::size_t kStreamOutputFrom = 8u << 20;
 
 // Copies part of a collective's output of `output_bytes` in all: with stream_copy from
