@@ -3,7 +3,8 @@
 #
 #  1. every op, 2 ranks:  weft-bench all -b 8 -e 64K -f 8 -c 1 -n 2 -w 1  (+ --csv, --json)
 #  2. every op, 3 ranks:  the same (3 ranks on 2 cores: oversubscribed, uneven blocks)
-#  3. all_reduce, 2 ranks, every dtype x every reduce op, async (-a 1)
+#  3. all_reduce, 2 ranks, every dtype x every reduce op, async (-a 1), with --json
+#     (the combinations weft refuses are "skipped" lines)
 #  4. a malformed setting (WEFT_SPIN_US=''): weft-bench fails before joining the group, says so
 #     and names the setting
 # Runs 1-3 must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
@@ -89,14 +90,41 @@ for ranks in 2 3; do
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 assert rows[0]["type"] == "settings"
+# The keys, in order, that readers of these files rely on.
+assert list(rows[0]) == [
+    "type", "tool", "weft_version", "ranks", "cores", "ops", "dtypes", "redops", "min_bytes",
+    "max_bytes", "step_factor", "step_bytes", "root", "iteration_mode", "warmup_iters", "iters",
+    "target_seconds", "min_iters", "max_iters", "check", "async", "blocking", "algorithm",
+    "segment_bytes", "premul_factor", "config", "rank_hosts"], list(rows[0])
+# What the command line said: -b 8 -e 64K -f 8 -c 1 -n 2 -w 1.
+settings = rows[0]
+assert (settings["min_bytes"], settings["max_bytes"], settings["step_factor"]) == (8, 65536, 8)
+assert (settings["iters"], settings["warmup_iters"], settings["check"]) == (2, 1, True)
+assert settings["iteration_mode"] == "fixed" and settings["dtypes"] == ["float32"]
 results = [r for r in rows if r["type"] == "result"]
 assert results and all(r["wrong"] == 0 for r in results), "wrong elements"
+result_keys = [
+    "type", "op", "placement", "dtype", "redop", "root", "size", "count", "iters", "batches",
+    "time_us", "med_us", "min_us", "max_us", "algbw_GBps", "busbw_GBps", "wrong"]
+assert all(list(r) == result_keys for r in results), list(results[0])
+assert all(r["redop"] is None for r in results if r["op"] == "all_gather")
 PY
   fi
 done
 
-run dtypes_redops 2 all_reduce -d all -o all -b 8 -e 1K -f 16 -c 1 -n 2 -w 1 -a 1
+run dtypes_redops 2 all_reduce -d all -o all -b 8 -e 1K -f 16 -c 1 -n 2 -w 1 -a 1 \
+  --json "$work/dtypes_redops.json"
 check_rows "$work/dtypes_redops.out" dtypes_redops all_reduce
+if command -v python3 >/dev/null; then
+  python3 - "$work/dtypes_redops.json" <<'PY' || fail "dtypes_redops: JSON skipped lines"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+skipped = [r for r in rows if r["type"] == "skipped"]
+assert skipped, "no skipped combination (float32 band, for one)"
+assert all(list(r) == ["type", "op", "dtype", "redop", "reason"] for r in skipped), skipped[0]
+assert {"float32", "bool"} <= {r["dtype"] for r in skipped}
+PY
+fi
 for dtype in float32 float64 float16 bfloat16 int8 uint8 int16 int32 int64 bool; do
   awk -v t="$dtype" '!/^#/ && NF == 13 && $3 == t { found = 1 } END { exit found ? 0 : 1 }' \
     "$work/dtypes_redops.out" || fail "dtypes_redops: no rows for $dtype"

@@ -519,13 +519,18 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
     std::string message;
   };
   std::vector<Case> cases = {
-      {{"-n", "0", "true"}, "weftrun: -n expects an integer in [1, 4096], got '0'"},
-      {{"--nnodes", "two", "true"}, "weftrun: --nnodes expects an integer"},
+      {{"-n", "0", "true"}, "weftrun: --nproc-per-node: Value 0 not in range 1 to 4096"},
+      {{"--nnodes", "two", "true"}, "weftrun: --nnodes: Value two not in range 1 to 65536"},
+      {{"--master_port=65535", "true"}, "weftrun: --master-port: Value 65535 not in range"},
       {{"--frobnicate", "true"}, "weftrun: unknown option '--frobnicate'"},
+      {{"-n", "2", "-x", "--", "true"}, "weftrun: unknown option '-x'"},
       {{"-n", "2"}, "weftrun: no program given"},
+      {{"-n", "2", "--"}, "weftrun: no program given"},
       {{"--nnodes", "2", "--node-rank", "2", "true"},
        "weftrun: --node-rank 2 is not below --nnodes 2"},
-      {{"--master-port"}, "weftrun: --master-port expects a value"},
+      {{"--master-port"}, "weftrun: --master-port: 1 required PORT missing"},
+      {{"--bind", "tight", "true"}, "weftrun: --bind must be spread or none, not 'tight'"},
+      {{"--job-token", "", "true"}, "weftrun: --job-token: expects a non-empty token"},
   };
   int i = 0;
   for (const Case& c : cases) {
@@ -535,6 +540,55 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
     EXPECT_EQ(err.rfind(c.message, 0), 0u) << err;
     EXPECT_EQ(count_of(err, "\n"), 1) << err;
     EXPECT_EQ(run.out(), "");
+  }
+}
+
+// Each rank prints its arguments as "a|b|c|", so that what reached it shows exactly.
+const std::vector<std::string> kPrintArgs = {"sh", "-c", "printf '%s|' \"$@\"; echo", "sh"};
+
+TEST(Weftrun, PassesEverythingAfterTheProgramToItUntouched) {
+  TempDir dir;
+  std::vector<std::string> args = {"-n", "2", "--no-prefix"};
+  args.insert(args.end(), kPrintArgs.begin(), kPrintArgs.end());
+  // weftrun's own flags, "--" and --help after the program are the program's.
+  args.insert(args.end(), {"-n", "3", "--nnodes=2", "--help", "--", "-x", "plain"});
+  Weftrun run(args, dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  EXPECT_EQ(run.out(),
+            "-n|3|--nnodes=2|--help|--|-x|plain|\n-n|3|--nnodes=2|--help|--|-x|plain|\n");
+}
+
+TEST(Weftrun, TakesAProgramThatLooksLikeAFlagAfterDoubleDash) {
+  TempDir dir;
+  fs::path program = dir.path() / "-dash-program";
+  std::ofstream(program) << "#!/bin/sh\necho \"ran $RANK $*\"\n";
+  fs::permissions(program, fs::perms::owner_all);
+  Weftrun run({"--no-prefix", "--", program.string(), "--no-prefix"}, dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  EXPECT_EQ(run.out(), "ran 0 --no-prefix\n");
+}
+
+TEST(Weftrun, ReadsTorchrunSpellingsAttachedValuesAndTheLastOfARepeatedFlag) {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> flags;
+    std::string world_size;
+  };
+  std::vector<Case> cases = {
+      {{"--nproc_per_node=3", "--no_prefix"}, "3"},
+      {{"--nproc-per-node", "2", "--no-prefix"}, "2"},
+      {{"-n3", "--no-prefix"}, "3"},
+      {{"-n", "3", "--no-prefix", "-n", "1"}, "1"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.flags;
+    args.insert(args.end(), {"sh", "-c", "echo $WORLD_SIZE"});
+    Weftrun run(args, dir.path(), "spelling" + std::to_string(i++));
+    ASSERT_EQ(run.wait(10s), 0) << run.err();
+    std::string expected;
+    for (int r = 0; r < std::stoi(c.world_size); ++r) expected += c.world_size + "\n";
+    EXPECT_EQ(run.out(), expected) << c.flags[0];
   }
 }
 
@@ -576,6 +630,9 @@ TEST(Weftrun, HelpPrintsUsage) {
   EXPECT_EQ(run.wait(5s), 0);
   EXPECT_EQ(run.out().rfind("usage: weftrun", 0), 0u) << run.out();
   EXPECT_NE(run.out().find("--nproc-per-node"), std::string::npos);
+  // torchrun's underscore spellings work but are not listed twice.
+  EXPECT_EQ(run.out().find("--nproc_per_node"), std::string::npos) << run.out();
+  EXPECT_EQ(run.err(), "");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "file_reports.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
 
@@ -20,77 +22,37 @@ std::FILE* open_for_writing(const std::string& path, const char* flag) {
   return f;
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", ch);
-          out += esc;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-  return out;
+// Insertion order, so that every line starts with "type" as readers (and grep) expect.
+using Json = nlohmann::ordered_json;
+
+// One object per line. replace, not throw, on bytes that are not UTF-8: a host name or a
+// --config tag is not worth losing the report over.
+void write_line(std::FILE* f, const Json& object) {
+  const std::string text = object.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::fprintf(f, "%s\n", text.c_str());
+  std::fflush(f);
 }
 
-std::string number(double v) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
+// Six significant digits, as these files had before nlohmann_json wrote them: the timers are
+// not finer, and 0.26970000000000005 reads as noise. nlohmann writes the shortest text that
+// reads back as the same double, so the rounded value comes out as 0.2697.
+double six_digits(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return std::strtod(text, nullptr);
 }
 
-// One JSON object on one line, built by appending (GCC 12 warns falsely about
-// "literal" + std::string chains).
-class JsonLine {
- public:
-  JsonLine& raw(std::string_view key, std::string_view json) {
-    text_ += text_.size() > 1 ? ",\"" : "\"";
-    text_ += key;
-    text_ += "\":";
-    text_ += json;
-    return *this;
-  }
-  JsonLine& str(std::string_view key, std::string_view value) { return raw(key, quoted(value)); }
-  JsonLine& num(std::string_view key, double value) { return raw(key, number(value)); }
-  JsonLine& integer(std::string_view key, long long value) {
-    return raw(key, std::to_string(value));
-  }
-  JsonLine& boolean(std::string_view key, bool value) { return raw(key, value ? "true" : "false"); }
-  template <typename T, typename F>
-  JsonLine& list(std::string_view key, const std::vector<T>& items, F name) {
-    std::string s = "[";
-    for (const T& item : items) {
-      if (s.size() > 1) s += ',';
-      s += quoted(name(item));
-    }
-    s += ']';
-    return raw(key, s);
-  }
-  void write(std::FILE* f) {
-    std::fprintf(f, "%s}\n", text_.c_str());
-    std::fflush(f);
-  }
+template <typename T, typename F>
+Json names_of(const std::vector<T>& items, F name) {
+  Json list = Json::array();
+  for (const T& item : items) list.push_back(name(item));
+  return list;
+}
 
- private:
-  std::string text_ = "{";
-};
+// The reduce op of a row, or null for ops that do not reduce.
+Json redop_of(const OpTraits& traits, weft::ReduceOp::Kind redop) {
+  return traits.reduces ? Json(redop_label(redop)) : Json(nullptr);
+}
 
 const Cell& csv_cell(const ResultRow& r) {
   const bool in_place = traits_of(r.op).csv_in_place;
@@ -102,35 +64,36 @@ const Cell& csv_cell(const ResultRow& r) {
 
 JsonReport::JsonReport(const std::string& path, const BenchOptions& o, const RunInfo& info)
     : file_(open_for_writing(path, "--json")) {
-  JsonLine line;
-  line.str("type", "settings")
-      .str("tool", "weft-bench")
-      .str("weft_version", weft::version_string())
-      .integer("ranks", info.ranks)
-      .integer("cores", info.cores)
-      .list("ops", o.ops, [](BenchOp op) { return std::string(traits_of(op).name); })
-      .list("dtypes", o.dtypes, [](weft::DType d) { return std::string(weft::name_of(d)); })
-      .list("redops", o.redops, [](weft::ReduceOp::Kind k) { return redop_label(k); })
-      .integer("min_bytes", static_cast<long long>(o.min_bytes))
-      .integer("max_bytes", static_cast<long long>(o.max_bytes))
-      .integer("step_factor", static_cast<long long>(o.step_factor))
-      .integer("step_bytes", static_cast<long long>(o.step_bytes))
-      .integer("root", o.root)
-      .str("iteration_mode", o.adaptive() ? "adaptive" : "fixed")
-      .integer("warmup_iters", o.warmup_iters)
-      .integer("iters", o.iters)
-      .num("target_seconds", o.target_seconds)
-      .integer("min_iters", o.min_iters)
-      .integer("max_iters", o.max_iters)
-      .boolean("check", o.check)
-      .boolean("async", o.async)
-      .boolean("blocking", o.blocking)
-      .str("algorithm", o.algorithm)
-      .integer("segment_bytes", static_cast<long long>(o.segment_bytes))
-      .num("premul_factor", o.premul_factor)
-      .str("config", o.config)
-      .list("rank_hosts", info.rank_lines, [](const std::string& l) { return l; })
-      .write(file_);
+  write_line(
+      file_,
+      Json{{"type", "settings"},
+           {"tool", "weft-bench"},
+           {"weft_version", weft::version()},
+           {"ranks", info.ranks},
+           {"cores", info.cores},
+           {"ops", names_of(o.ops, [](BenchOp op) { return std::string(traits_of(op).name); })},
+           {"dtypes",
+            names_of(o.dtypes, [](weft::DType d) { return std::string(weft::name_of(d)); })},
+           {"redops", names_of(o.redops, [](weft::ReduceOp::Kind k) { return redop_label(k); })},
+           {"min_bytes", o.min_bytes},
+           {"max_bytes", o.max_bytes},
+           {"step_factor", o.step_factor},
+           {"step_bytes", o.step_bytes},
+           {"root", o.root},
+           {"iteration_mode", o.adaptive() ? "adaptive" : "fixed"},
+           {"warmup_iters", o.warmup_iters},
+           {"iters", o.iters},
+           {"target_seconds", six_digits(o.target_seconds)},
+           {"min_iters", o.min_iters},
+           {"max_iters", o.max_iters},
+           {"check", o.check},
+           {"async", o.async},
+           {"blocking", o.blocking},
+           {"algorithm", o.algorithm},
+           {"segment_bytes", o.segment_bytes},
+           {"premul_factor", six_digits(o.premul_factor)},
+           {"config", o.config},
+           {"rank_hosts", info.rank_lines}});
 }
 
 JsonReport::~JsonReport() { std::fclose(file_); }
@@ -139,38 +102,34 @@ void JsonReport::row(const ResultRow& r) {
   const OpTraits& t = traits_of(r.op);
   for (const Cell* c : {&r.out_of_place, &r.in_place}) {
     if (!c->measured) continue;
-    JsonLine line;
-    line.str("type", "result")
-        .str("op", t.name)
-        .str("placement", c == &r.in_place ? "in-place" : "out-of-place")
-        .str("dtype", weft::name_of(r.dtype))
-        .raw("redop", t.reduces ? quoted(redop_label(r.redop)) : "null")
-        .integer("root", r.root)
-        .integer("size", static_cast<long long>(r.shape.bytes))
-        .integer("count", static_cast<long long>(r.shape.count))
-        .integer("iters", c->timing.iters)
-        .integer("batches", c->timing.batches)
-        .num("time_us", c->timing.time_us)
-        .num("med_us", c->timing.med_us)
-        .num("min_us", c->timing.min_us)
-        .num("max_us", c->timing.max_us)
-        .num("algbw_GBps", c->algbw_GBps)
-        .num("busbw_GBps", c->busbw_GBps)
-        .raw("wrong", c->checked ? std::to_string(c->wrong) : "null")
-        .write(file_);
+    write_line(file_, Json{{"type", "result"},
+                           {"op", t.name},
+                           {"placement", c == &r.in_place ? "in-place" : "out-of-place"},
+                           {"dtype", weft::name_of(r.dtype)},
+                           {"redop", redop_of(t, r.redop)},
+                           {"root", r.root},
+                           {"size", r.shape.bytes},
+                           {"count", r.shape.count},
+                           {"iters", c->timing.iters},
+                           {"batches", c->timing.batches},
+                           {"time_us", six_digits(c->timing.time_us)},
+                           {"med_us", six_digits(c->timing.med_us)},
+                           {"min_us", six_digits(c->timing.min_us)},
+                           {"max_us", six_digits(c->timing.max_us)},
+                           {"algbw_GBps", six_digits(c->algbw_GBps)},
+                           {"busbw_GBps", six_digits(c->busbw_GBps)},
+                           {"wrong", c->checked ? Json(c->wrong) : Json(nullptr)}});
   }
 }
 
 void JsonReport::skipped(BenchOp op, weft::DType dtype, weft::ReduceOp::Kind redop,
                          const std::string& reason) {
   const OpTraits& t = traits_of(op);
-  JsonLine line;
-  line.str("type", "skipped")
-      .str("op", t.name)
-      .str("dtype", weft::name_of(dtype))
-      .raw("redop", t.reduces ? quoted(redop_label(redop)) : "null")
-      .str("reason", reason)
-      .write(file_);
+  write_line(file_, Json{{"type", "skipped"},
+                         {"op", t.name},
+                         {"dtype", weft::name_of(dtype)},
+                         {"redop", redop_of(t, redop)},
+                         {"reason", reason}});
 }
 
 CsvReport::CsvReport(const std::string& path, const BenchOptions& o, const RunInfo& info)

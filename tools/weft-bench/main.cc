@@ -238,14 +238,14 @@ int main(int argc, char** argv) {
   try {
     options = parse_options(argc, argv);
   } catch (const UsageError& e) {
-    if (std::string(e.what()).empty()) {
-      if (prints_usage_errors()) std::fputs(usage_text().c_str(), stdout);
-      return 0;
-    }
     if (prints_usage_errors()) {
       std::fprintf(stderr, "weft-bench: %s (see weft-bench --help)\n", e.what());
     }
     return kExitUsage;
+  }
+  if (options.show_help) {
+    if (prints_usage_errors()) std::fputs(usage_text().c_str(), stdout);
+    return 0;
   }
   int rank = -1;
   try {

@@ -46,13 +46,12 @@ struct BenchOptions {
   long max_iters = 1000000;        // --max-iters (adaptive)
   int cores = 0;                   // --cores; 0: online CPUs of rank 0
   double premul_factor = 2.0;      // the factor of premul_sum (exact for the check data)
+  bool show_help = false;          // -h: print usage_text() and run nothing
 
   bool adaptive() const { return target_seconds > 0 && !iters_given; }
 };
 
 BenchOptions parse_options(int argc, char** argv);
-// Bytes with an optional K, M or G suffix (binary: 1K = 1024), as nccl-tests.
-std::size_t parse_bytes(const std::string& text);
 std::string usage_text();
 
 }  // namespace weft_bench

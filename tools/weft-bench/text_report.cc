@@ -50,7 +50,7 @@ std::string redop_label(weft::ReduceOp::Kind kind) {
 }
 
 void TextReport::header(const BenchOptions& o, const RunInfo& info) {
-  std::fprintf(out_, "# weft-bench %s (weft %s): %s\n", join_ops(o).c_str(), weft::version_string(),
+  std::fprintf(out_, "# weft-bench %s (weft %s): %s\n", join_ops(o).c_str(), weft::version(),
                o.adaptive() ? "adaptive iterations" : "fixed iterations");
   std::fprintf(out_, "# nRanks %d nCores %d minBytes %zu maxBytes %zu step: %zu(%s)", info.ranks,
                info.cores, o.min_bytes, o.max_bytes,

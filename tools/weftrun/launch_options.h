@@ -38,6 +38,6 @@ class UsageError : public std::runtime_error {
 LaunchOptions parse_launch_options(const std::vector<std::string>& args);
 
 // The --help text.
-const char* usage_text();
+std::string usage_text();
 
 }  // namespace weft::run

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (options.show_help) {
-    std::fputs(usage_text(), stdout);
+    std::fputs(usage_text().c_str(), stdout);
     return 0;
   }
   try {
