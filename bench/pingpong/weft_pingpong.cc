@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
   Options opt;
   opt.sizes = parse_list("8,64,1K,64K,1M,16M,64M");
   opt.stream_sizes = parse_list("64M");
-  opt.system = std::string("weft-") + weft::version_string();
+  opt.system = std::string("weft-") + weft::version();
   int c;
   while ((c = getopt(argc, argv, "z:Z:w:t:m:M:s:c:H")) != -1) {
     switch (c) {

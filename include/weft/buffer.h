@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "weft/dtype.h"
+#include "weft/export.h"
 
 namespace weft {
 
-class ConstBufferView {
+class WEFT_API ConstBufferView {
  public:
   ConstBufferView() = default;
   ConstBufferView(const void* data, std::size_t count, DType dtype)
@@ -36,7 +37,7 @@ class ConstBufferView {
   DType dtype_ = DType::kUInt8;
 };
 
-class BufferView {
+class WEFT_API BufferView {
  public:
   BufferView() = default;
   BufferView(void* data, std::size_t count, DType dtype)

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "weft/export.h"
+
 namespace weft {
 
 enum class DType : uint8_t {
@@ -37,10 +39,10 @@ inline std::size_t size_of(DType dtype) {
   return detail::kDTypeSizes[code];
 }
 // torch's spelling: "float32", "bfloat16", "bool", ...
-std::string_view name_of(DType dtype);
+WEFT_API std::string_view name_of(DType dtype);
 // Parses torch's or numpy's spelling ("float32", "float", "f32", "half", "int64", ...);
 // throws weft::Error(kInvalidArgument) naming the text when unknown.
-DType parse_dtype(std::string_view text);
+WEFT_API DType parse_dtype(std::string_view text);
 
 // 16-bit float storage types: weft never does arithmetic on them directly.
 struct Half {

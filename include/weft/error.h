@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "weft/export.h"
+
 namespace weft {
 
 enum class ErrorCode : uint8_t {
@@ -27,10 +29,10 @@ enum class ErrorCode : uint8_t {
 };
 
 // Stable lower-case name of a code ("timeout", "peer_failure", ...).
-const char* to_string(ErrorCode code);
+WEFT_API const char* to_string(ErrorCode code);
 
 // Where an error happened. Unknown fields stay at their defaults and are not rendered.
-struct ErrorContext {
+struct WEFT_API ErrorContext {
   std::string group;         // group name, "default" for the world group
   int rank = -1;             // my rank in that group
   int size = -1;             // group size
@@ -44,7 +46,7 @@ struct ErrorContext {
   std::string render() const;
 };
 
-class Error : public std::runtime_error {
+class WEFT_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, std::string message, ErrorContext context = {},
         std::shared_ptr<const Error> root_cause = nullptr);

@@ -10,11 +10,12 @@
 #include <mutex>
 #include <string>
 
+#include "weft/export.h"
 #include "weft/store.h"
 
 namespace weft {
 
-class FileStore final : public Store {
+class WEFT_API FileStore final : public Store {
  public:
   explicit FileStore(std::string path);
   ~FileStore() override;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "weft/export.h"
 #include "weft/process_group.h"
 #include "weft/store.h"
 
@@ -29,6 +30,6 @@ struct InitOptions {
   std::string group_name = "default";
 };
 
-std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options = {});
+WEFT_API std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options = {});
 
 }  // namespace weft

@@ -8,15 +8,12 @@
 #include <memory>
 #include <mutex>
 
+#include "weft/export.h"
 #include "weft/store.h"
 
 namespace weft {
 
-namespace store {
-class KeyValueTable;
-}
-
-class MemoryStore final : public Store {
+class WEFT_API MemoryStore final : public Store {
  public:
   MemoryStore();
   ~MemoryStore() override;
@@ -37,9 +34,11 @@ class MemoryStore final : public Store {
   void wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
                    Duration timeout, const char* op);
 
+  class Table;  // the library's key-value table
+
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::unique_ptr<store::KeyValueTable> table_;
+  std::unique_ptr<Table> table_;
 };
 
 }  // namespace weft

@@ -6,11 +6,12 @@
 
 #include <memory>
 
+#include "weft/export.h"
 #include "weft/store.h"
 
 namespace weft {
 
-class PrefixStore final : public Store {
+class WEFT_API PrefixStore final : public Store {
  public:
   PrefixStore(std::string prefix, std::shared_ptr<Store> store);
 

@@ -16,15 +16,12 @@
 #include <vector>
 
 #include "weft/buffer.h"
+#include "weft/export.h"
 #include "weft/p2p_op.h"
 #include "weft/reduce_op.h"
 #include "weft/work.h"
 
 namespace weft {
-
-namespace core {
-class Communicator;
-}
 
 // Options every collective takes.
 struct CollectiveOptions {
@@ -35,11 +32,15 @@ struct CollectiveOptions {
   // Bytes per pipelined segment of algorithms that split messages; 0: the default (1 MiB).
   // Tests make it tiny so that multi-segment paths run on small data.
   std::size_t segment_bytes = 0;
+  // Bounds this call's waits instead of the group's timeout(); 0: the group's.
+  std::chrono::milliseconds timeout{0};
 };
 
-class ProcessGroup {
+class WEFT_API ProcessGroup {
  public:
-  explicit ProcessGroup(std::shared_ptr<core::Communicator> communicator);
+  // What the library keeps of a group: made by init_process_group, new_group and split.
+  class Impl;
+  explicit ProcessGroup(std::unique_ptr<Impl> impl);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -66,8 +67,18 @@ class ProcessGroup {
   // each side called. The i* forms return a Work and run on the group's worker thread in the
   // order issued. Output and input may be the same memory where torch allows it (in place).
 
+  // broadcast, all_reduce and reduce come in place (one buffer) and out of place (as MPI and
+  // NCCL: the result goes to `output` and `input` is only read; passing the same buffer as
+  // both is the in-place call, and buffers that partly overlap are refused).
+
   void broadcast(BufferView data, int root, const CollectiveOptions& options = {});
   std::shared_ptr<Work> ibroadcast(BufferView data, int root,
+                                   const CollectiveOptions& options = {});
+  // root's input lands in every rank's output; input is read on root only (others may pass
+  // an empty one).
+  void broadcast(ConstBufferView input, BufferView output, int root,
+                 const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ibroadcast(ConstBufferView input, BufferView output, int root,
                                    const CollectiveOptions& options = {});
 
   // In place: every rank's data becomes the reduction of all.
@@ -75,11 +86,25 @@ class ProcessGroup {
                   const CollectiveOptions& options = {});
   std::shared_ptr<Work> iall_reduce(BufferView data, ReduceOp op = ReduceOp::kSum,
                                     const CollectiveOptions& options = {});
+  // Every rank's output becomes the reduction of all inputs.
+  void all_reduce(ConstBufferView input, BufferView output, ReduceOp op = ReduceOp::kSum,
+                  const CollectiveOptions& options = {});
+  std::shared_ptr<Work> iall_reduce(ConstBufferView input, BufferView output,
+                                    ReduceOp op = ReduceOp::kSum,
+                                    const CollectiveOptions& options = {});
 
   // The reduction lands in root's data; the others' data is left unchanged.
   void reduce(BufferView data, int root, ReduceOp op = ReduceOp::kSum,
               const CollectiveOptions& options = {});
   std::shared_ptr<Work> ireduce(BufferView data, int root, ReduceOp op = ReduceOp::kSum,
+                                const CollectiveOptions& options = {});
+  // The reduction of all inputs lands in root's output. Elsewhere output holds no result:
+  // pass an empty one (weft then reduces from a private copy of the input) or one of the
+  // input's size, which weft uses as scratch space.
+  void reduce(ConstBufferView input, BufferView output, int root, ReduceOp op = ReduceOp::kSum,
+              const CollectiveOptions& options = {});
+  std::shared_ptr<Work> ireduce(ConstBufferView input, BufferView output, int root,
+                                ReduceOp op = ReduceOp::kSum,
                                 const CollectiveOptions& options = {});
 
   // all_gather_into_tensor: output holds size() x input.count() elements, rank by rank. input
@@ -150,20 +175,21 @@ class ProcessGroup {
 
   // --- groups ---------------------------------------------------------------------------
   // Collective over this group: every member calls it with the same ranks (of this group).
-  // Returns the new group on its members and nullptr on the others.
-  std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks);
+  // Returns the new group on its members and nullptr on the others. `timeout` bounds the new
+  // group's waits (0: this group's timeout()), as torch's new_group(timeout=).
+  std::shared_ptr<ProcessGroup> new_group(const std::vector<int>& ranks,
+                                          std::chrono::milliseconds timeout = {});
   // MPI_Comm_split: members with the same color form a group, ordered by (key, rank);
   // color < 0 joins none and gets nullptr. Collective over this group.
-  std::shared_ptr<ProcessGroup> split(int color, int key = 0);
+  std::shared_ptr<ProcessGroup> split(int color, int key = 0,
+                                      std::chrono::milliseconds timeout = {});
 
   // Fails every pending and future operation of this group on this rank and tells the peers,
   // whose pending operations of this group fail too.
   void abort(const std::string& reason);
 
-  core::Communicator& communicator() { return *comm_; }
-
  private:
-  std::shared_ptr<core::Communicator> comm_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace weft

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <string_view>
 
+#include "weft/export.h"
+
 namespace weft {
 
-struct ReduceOp {
+struct WEFT_API ReduceOp {
   enum Kind : uint8_t { kSum, kProduct, kMin, kMax, kAvg, kBand, kBor, kBxor, kPremulSum };
 
   constexpr ReduceOp(Kind k = kSum) : kind(k) {}
@@ -26,6 +28,6 @@ struct ReduceOp {
 inline constexpr int kNumReduceOps = 9;
 
 // "sum", "product", "min", "max", "avg", "band", "bor", "bxor", "premul_sum".
-std::string_view name_of(ReduceOp::Kind kind);
+WEFT_API std::string_view name_of(ReduceOp::Kind kind);
 
 }  // namespace weft

@@ -13,14 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "weft/export.h"
+
 namespace weft {
 
 using Bytes = std::vector<uint8_t>;
 
-Bytes to_bytes(const std::string& text);
-std::string to_string(const Bytes& bytes);
+WEFT_API Bytes to_bytes(const std::string& text);
+WEFT_API std::string to_string(const Bytes& bytes);
 
-class Store {
+class WEFT_API Store {
  public:
   using Duration = std::chrono::milliseconds;
   static constexpr Duration kDefaultTimeout{300'000};

@@ -9,11 +9,12 @@
 #include <mutex>
 #include <string>
 
+#include "weft/export.h"
 #include "weft/store.h"
 
 namespace weft {
 
-class TcpStore final : public Store {
+class WEFT_API TcpStore final : public Store {
  public:
   // Connects to host:port, retrying refused connections until connect_timeout passes (the
   // server may not be up yet).

@@ -12,9 +12,11 @@
 #include <memory>
 #include <string>
 
+#include "weft/export.h"
+
 namespace weft {
 
-class TcpStoreServer {
+class WEFT_API TcpStoreServer {
  public:
   struct Options {
     std::string host = "";  // "" listens on every address (IPv6 and IPv4 when possible)

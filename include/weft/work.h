@@ -9,9 +9,11 @@
 #include <exception>
 #include <optional>
 
+#include "weft/export.h"
+
 namespace weft {
 
-class Work {
+class WEFT_API Work {
  public:
   virtual ~Work() = default;
 

@@ -8,7 +8,7 @@ namespace weft::python {
 
 PYBIND11_MODULE(_weft, m) {
   m.doc() = "weft: collective communication between CPU processes (compiled core)";
-  m.attr("__version__") = version_string();
+  m.attr("__version__") = version();
   m.attr("ANY_SOURCE") = -1;
   py::list dtypes;
   for (int i = 0; i < kNumDTypes; ++i) dtypes.append(std::string(name_of(static_cast<DType>(i))));

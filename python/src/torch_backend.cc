@@ -842,7 +842,7 @@ PYBIND11_MODULE(_weft_torch, m) {
   m.doc() =
       "weft as a torch.distributed backend (torch 1.13 c10d::ProcessGroup); "
       "use `import weft.torch`.";
-  m.attr("__version__") = weft::version_string();
+  m.attr("__version__") = weft::version();
   m.attr("BACKEND_NAME") = kBackendName;
   m.def("create", &create, py::arg("store"), py::arg("rank"), py::arg("size"),
         py::arg("timeout_seconds"), py::arg("group_name") = "",

@@ -8,6 +8,11 @@ namespace {
 
 constexpr std::size_t kDefaultSegmentBytes = 1u << 20;
 
+std::chrono::milliseconds timeout_of(const core::Communicator& comm,
+                                     const CollectiveLaunch& launch) {
+  return launch.timeout.count() > 0 ? launch.timeout : comm.timeout();
+}
+
 template <typename RunBody>
 void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
          const RunBody& body) {
@@ -16,7 +21,7 @@ void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
     comm.check_not_aborted(info);
     comm.check_collectives_usable(info);
   }
-  coll::CollectiveCall call(comm, launch.name, launch.signature, seq, comm.timeout(),
+  coll::CollectiveCall call(comm, launch.name, launch.signature, seq, timeout_of(comm, launch),
                             launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
   try {
     body(call);
@@ -49,7 +54,7 @@ std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm
   // must never hold the last reference (it would join itself).
   core::Communicator* raw = comm.get();
   std::weak_ptr<core::Communicator> weak = comm;
-  auto work = std::make_shared<core::CollectiveWork>(comm->timeout(),
+  auto work = std::make_shared<core::CollectiveWork>(timeout_of(*comm, launch),
                                                      [weak](std::shared_ptr<const Error> error) {
                                                        if (auto alive = weak.lock())
                                                          alive->fail_collectives(std::move(error));

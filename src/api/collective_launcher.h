@@ -19,7 +19,8 @@ struct CollectiveLaunch {
   const char* name;
   core::OpSignature signature;
   int64_t bytes = -1;
-  std::size_t segment_bytes = 0;  // 0: default
+  std::size_t segment_bytes = 0;         // 0: default
+  std::chrono::milliseconds timeout{0};  // 0: the group's
 };
 
 using CollectiveBody = std::function<void(coll::CollectiveCall&)>;

@@ -6,6 +6,7 @@
 
 #include "api/argument_checks.h"
 #include "api/collective_launcher.h"
+#include "api/process_group_impl.h"
 #include "coll/algorithms.h"
 #include "coll/member_list.h"
 #include "coll/selector.h"
@@ -138,49 +139,78 @@ void copy_bytes(void* to, const void* from, std::size_t bytes) {
   if (bytes && to != from) std::memmove(to, from, bytes);
 }
 
+// An out-of-place call's input and output: the same dtype and count, and apart (the same
+// memory is the in-place call; a partial overlap has no meaning).
+void check_out_of_place(const core::Communicator& comm, const char* name, ConstBufferView input,
+                        BufferView output) {
+  check_same_dtype(comm, name, input.dtype(), output.dtype());
+  check_count(comm, name, "the output", output.count(), input.count());
+  api::check_buffer(comm, output.data(), output.count(), name, "the output");
+  const auto* in = static_cast<const uint8_t*>(input.data());
+  const auto* out = static_cast<const uint8_t*>(output.data());
+  if (in < out + output.bytes() && out < in + input.bytes()) {
+    api::invalid_argument(comm, name,
+                          "the input and the output overlap without being the same buffer");
+  }
+}
+
 }  // namespace
 
 // --- broadcast ---------------------------------------------------------------------------
 
 static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communicator>& comm,
-                                            BufferView data, int root,
+                                            ConstBufferView input, BufferView data, int root,
                                             const CollectiveOptions& options, bool async) {
   api::check_buffer(*comm, data.data(), data.count(), "broadcast", "the buffer");
   check_root(*comm, "broadcast", root);
+  const bool out_of_place = input.data() != data.data() && comm->rank() == root;
+  if (out_of_place) check_out_of_place(*comm, "broadcast", input, data);
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kBroadcast, data.bytes(), options);
   return api::launch(
       comm,
       {"broadcast",
        signature_of(core::OpKind::kBroadcast, data.dtype(), data.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
+        if (out_of_place) copy_bytes(data.data(), input.data(), data.bytes());
         coll::run_broadcast(algorithm, call, data.data(), data.bytes(), root);
       },
       async);
 }
 
 void ProcessGroup::broadcast(BufferView data, int root, const CollectiveOptions& options) {
-  broadcast_impl(comm_, data, root, options, false);
+  broadcast_impl(impl_->comm, data, data, root, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::ibroadcast(BufferView data, int root,
                                                const CollectiveOptions& options) {
-  return broadcast_impl(comm_, data, root, options, true);
+  return broadcast_impl(impl_->comm, data, data, root, options, true);
+}
+void ProcessGroup::broadcast(ConstBufferView input, BufferView output, int root,
+                             const CollectiveOptions& options) {
+  broadcast_impl(impl_->comm, input, output, root, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::ibroadcast(ConstBufferView input, BufferView output, int root,
+                                               const CollectiveOptions& options) {
+  return broadcast_impl(impl_->comm, input, output, root, options, true);
 }
 
 // --- all_reduce ----------------------------------------------------------------------------
 
 static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communicator>& comm,
-                                             BufferView data, ReduceOp op,
+                                             ConstBufferView input, BufferView data, ReduceOp op,
                                              const CollectiveOptions& options, bool async) {
   api::check_buffer(*comm, data.data(), data.count(), "all_reduce", "the buffer");
   check_op(*comm, "all_reduce", data.dtype(), op);
+  const bool out_of_place = input.data() != data.data();
+  if (out_of_place) check_out_of_place(*comm, "all_reduce", input, data);
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllReduce, data.bytes(), options);
   int size = comm->size();
   return api::launch(
       comm,
       {"all_reduce", signature_of(core::OpKind::kAllReduce, data.dtype(), data.count(), op.kind),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
+        if (out_of_place) copy_bytes(data.data(), input.data(), data.bytes());
         if (op.kind == ReduceOp::kPremulSum) {
           reduce::scale(data.dtype(), data.data(), data.count(), op.factor);
         }
@@ -191,48 +221,84 @@ static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communi
 }
 
 void ProcessGroup::all_reduce(BufferView data, ReduceOp op, const CollectiveOptions& options) {
-  all_reduce_impl(comm_, data, op, options, false);
+  all_reduce_impl(impl_->comm, data, data, op, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::iall_reduce(BufferView data, ReduceOp op,
                                                 const CollectiveOptions& options) {
-  return all_reduce_impl(comm_, data, op, options, true);
+  return all_reduce_impl(impl_->comm, data, data, op, options, true);
+}
+void ProcessGroup::all_reduce(ConstBufferView input, BufferView output, ReduceOp op,
+                              const CollectiveOptions& options) {
+  all_reduce_impl(impl_->comm, input, output, op, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::iall_reduce(ConstBufferView input, BufferView output,
+                                                ReduceOp op, const CollectiveOptions& options) {
+  return all_reduce_impl(impl_->comm, input, output, op, options, true);
 }
 
 // --- reduce ----------------------------------------------------------------------------------
 
+// In place, `data` is both the contribution and (on the root) the result. Out of place the
+// contribution is `input`; the root's result goes to `output`, which non-roots may leave empty.
 static std::shared_ptr<Work> reduce_impl(const std::shared_ptr<core::Communicator>& comm,
-                                         BufferView data, int root, ReduceOp op,
-                                         const CollectiveOptions& options, bool async) {
-  api::check_buffer(*comm, data.data(), data.count(), "reduce", "the buffer");
+                                         ConstBufferView input, BufferView output, int root,
+                                         ReduceOp op, const CollectiveOptions& options,
+                                         bool async) {
+  api::check_buffer(*comm, input.data(), input.count(), "reduce", "the buffer");
   check_root(*comm, "reduce", root);
-  check_op(*comm, "reduce", data.dtype(), op);
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduce, data.bytes(), options);
+  check_op(*comm, "reduce", input.dtype(), op);
+  const bool in_place = input.data() == output.data();
+  const bool is_root = comm->rank() == root;
+  if (!in_place && is_root) check_out_of_place(*comm, "reduce", input, output);
+  // Where the reduction runs on this rank: the caller's buffer when it may be written (in
+  // place, or the output of the root or of a non-root that gave a full one), else a copy.
+  const bool own_scratch = !in_place && !is_root && output.count() != input.count();
+  if (!in_place && !is_root && !own_scratch) {
+    check_out_of_place(*comm, "reduce", input, output);
+  }
+  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduce, input.bytes(), options);
   int size = comm->size();
+  const DType dtype = input.dtype();
+  const std::size_t count = input.count();
   return api::launch(
       comm,
-      {"reduce", signature_of(core::OpKind::kReduce, data.dtype(), data.count(), op.kind, root),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes},
+      {"reduce", signature_of(core::OpKind::kReduce, dtype, count, op.kind, root),
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
-        if (op.kind != ReduceOp::kPremulSum) {
-          coll::run_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op, root);
+        if (in_place && op.kind != ReduceOp::kPremulSum) {
+          coll::run_reduce(algorithm, call, output.data(), count, dtype, op, root);
+        } else if (in_place || own_scratch) {
+          // Non-roots' data must stay as it was: reduce a (scaled) copy.
+          Bytes scaled = premultiplied_copy(input.data(), count, dtype, op);
+          coll::run_reduce(algorithm, call, scaled.data(), count, dtype, op, root);
+          if (is_root) copy_bytes(output.data(), scaled.data(), scaled.size());
         } else {
-          // Non-roots' data must stay as it was: scale a copy.
-          Bytes scaled = premultiplied_copy(data.data(), data.count(), data.dtype(), op);
-          coll::run_reduce(algorithm, call, scaled.data(), data.count(), data.dtype(), op, root);
-          if (call.rank() == root) copy_bytes(data.data(), scaled.data(), scaled.size());
+          copy_bytes(output.data(), input.data(), input.bytes());
+          if (op.kind == ReduceOp::kPremulSum) {
+            reduce::scale(dtype, output.data(), count, op.factor);
+          }
+          coll::run_reduce(algorithm, call, output.data(), count, dtype, op, root);
         }
-        if (call.rank() == root) finish_average(op, data.dtype(), data.data(), data.count(), size);
+        if (is_root) finish_average(op, dtype, output.data(), count, size);
       },
       async);
 }
 
 void ProcessGroup::reduce(BufferView data, int root, ReduceOp op,
                           const CollectiveOptions& options) {
-  reduce_impl(comm_, data, root, op, options, false);
+  reduce_impl(impl_->comm, data, data, root, op, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::ireduce(BufferView data, int root, ReduceOp op,
                                             const CollectiveOptions& options) {
-  return reduce_impl(comm_, data, root, op, options, true);
+  return reduce_impl(impl_->comm, data, data, root, op, options, true);
+}
+void ProcessGroup::reduce(ConstBufferView input, BufferView output, int root, ReduceOp op,
+                          const CollectiveOptions& options) {
+  reduce_impl(impl_->comm, input, output, root, op, options, false);
+}
+std::shared_ptr<Work> ProcessGroup::ireduce(ConstBufferView input, BufferView output, int root,
+                                            ReduceOp op, const CollectiveOptions& options) {
+  return reduce_impl(impl_->comm, input, output, root, op, options, true);
 }
 
 // --- all_gather ------------------------------------------------------------------------------
@@ -248,7 +314,7 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
-       static_cast<int64_t>(output.bytes()), options.segment_bytes},
+       static_cast<int64_t>(output.bytes()), options.segment_bytes, options.timeout},
       // No size list: building one was a visible part of a small call's cost.
       [=](coll::CollectiveCall& call) {
         const auto* in = static_cast<const uint8_t*>(input.data());
@@ -269,11 +335,11 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
 
 void ProcessGroup::all_gather(ConstBufferView input, BufferView output,
                               const CollectiveOptions& options) {
-  all_gather_impl(comm_, input, output, options, false);
+  all_gather_impl(impl_->comm, input, output, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::iall_gather(ConstBufferView input, BufferView output,
                                                 const CollectiveOptions& options) {
-  return all_gather_impl(comm_, input, output, options, true);
+  return all_gather_impl(impl_->comm, input, output, options, true);
 }
 
 static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Communicator>& comm,
@@ -302,7 +368,7 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), total_count),
-       static_cast<int64_t>(total), options.segment_bytes},
+       static_cast<int64_t>(total), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
         Bytes gathered(total);
         auto offsets = prefix_offsets(byte_counts);
@@ -318,12 +384,12 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
 
 void ProcessGroup::all_gather(ConstBufferView input, const std::vector<BufferView>& outputs,
                               const CollectiveOptions& options) {
-  all_gather_list_impl(comm_, input, outputs, options, false);
+  all_gather_list_impl(impl_->comm, input, outputs, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::iall_gather(ConstBufferView input,
                                                 const std::vector<BufferView>& outputs,
                                                 const CollectiveOptions& options) {
-  return all_gather_list_impl(comm_, input, outputs, options, true);
+  return all_gather_list_impl(impl_->comm, input, outputs, options, true);
 }
 
 // --- gather / scatter ------------------------------------------------------------------------
@@ -349,7 +415,7 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
       comm,
       {"gather",
        signature_of(core::OpKind::kGather, input.dtype(), input.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
         Bytes gathered(call.rank() == root ? input.bytes() * call.size() : 0);
         coll::run_gather(algorithm, call, input.data(), gathered.data(), byte_counts, root);
@@ -363,12 +429,12 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
 
 void ProcessGroup::gather(ConstBufferView input, const std::vector<BufferView>& outputs, int root,
                           const CollectiveOptions& options) {
-  gather_impl(comm_, input, outputs, root, options, false);
+  gather_impl(impl_->comm, input, outputs, root, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::igather(ConstBufferView input,
                                             const std::vector<BufferView>& outputs, int root,
                                             const CollectiveOptions& options) {
-  return gather_impl(comm_, input, outputs, root, options, true);
+  return gather_impl(impl_->comm, input, outputs, root, options, true);
 }
 
 static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicator>& comm,
@@ -392,7 +458,7 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
       comm,
       {"scatter",
        signature_of(core::OpKind::kScatter, output.dtype(), output.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(output.bytes()), options.segment_bytes},
+       static_cast<int64_t>(output.bytes()), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
         Bytes dealt;
         if (call.rank() == root) {
@@ -408,12 +474,12 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
 
 void ProcessGroup::scatter(const std::vector<ConstBufferView>& inputs, BufferView output, int root,
                            const CollectiveOptions& options) {
-  scatter_impl(comm_, inputs, output, root, options, false);
+  scatter_impl(impl_->comm, inputs, output, root, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::iscatter(const std::vector<ConstBufferView>& inputs,
                                              BufferView output, int root,
                                              const CollectiveOptions& options) {
-  return scatter_impl(comm_, inputs, output, root, options, true);
+  return scatter_impl(impl_->comm, inputs, output, root, options, true);
 }
 
 // --- reduce_scatter --------------------------------------------------------------------------
@@ -440,7 +506,7 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   return api::launch(
       comm,
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
-       static_cast<int64_t>(total_bytes), options.segment_bytes},
+       static_cast<int64_t>(total_bytes), options.segment_bytes, options.timeout},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
       [inputs = std::move(inputs), counts = std::move(counts), algorithm, output, op, dtype, total,
        total_bytes, size](coll::CollectiveCall& call) {
@@ -487,7 +553,7 @@ static std::shared_ptr<Work> reduce_scatter_tensor_impl(
       comm,
       {"reduce_scatter",
        signature_of(core::OpKind::kReduceScatter, input.dtype(), input.count(), op.kind),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
       [input, output, op, algorithm, size](coll::CollectiveCall& call) {
         coll::run_even_reduce_scatter(algorithm, call, input.data(), output.data(), output.count(),
                                       output.dtype(), op);
@@ -523,20 +589,20 @@ static std::shared_ptr<Work> reduce_scatter_list_impl(
 
 void ProcessGroup::reduce_scatter(ConstBufferView input, BufferView output, ReduceOp op,
                                   const CollectiveOptions& options) {
-  reduce_scatter_tensor_impl(comm_, input, output, op, options, false);
+  reduce_scatter_tensor_impl(impl_->comm, input, output, op, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::ireduce_scatter(ConstBufferView input, BufferView output,
                                                     ReduceOp op, const CollectiveOptions& options) {
-  return reduce_scatter_tensor_impl(comm_, input, output, op, options, true);
+  return reduce_scatter_tensor_impl(impl_->comm, input, output, op, options, true);
 }
 void ProcessGroup::reduce_scatter(const std::vector<ConstBufferView>& inputs, BufferView output,
                                   ReduceOp op, const CollectiveOptions& options) {
-  reduce_scatter_list_impl(comm_, inputs, output, op, options, false);
+  reduce_scatter_list_impl(impl_->comm, inputs, output, op, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::ireduce_scatter(const std::vector<ConstBufferView>& inputs,
                                                     BufferView output, ReduceOp op,
                                                     const CollectiveOptions& options) {
-  return reduce_scatter_list_impl(comm_, inputs, output, op, options, true);
+  return reduce_scatter_list_impl(impl_->comm, inputs, output, op, options, true);
 }
 
 // --- all_to_all ------------------------------------------------------------------------------
@@ -595,7 +661,7 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
     return api::launch(
         comm,
         {"all_to_all", signature_of(core::OpKind::kAllToAll, input.dtype(), input.count()),
-         static_cast<int64_t>(input.bytes()), options.segment_bytes},
+         static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
         [block, algorithm, input, output](coll::CollectiveCall& call) {
           coll::run_even_all_to_all(algorithm, call, input.data(), output.data(), block);
         },
@@ -609,7 +675,7 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
       {"all_to_all",
        // Per-peer counts legitimately differ by rank: only even calls carry a count.
        signature_of(core::OpKind::kAllToAll, input.dtype(), 0), static_cast<int64_t>(input.bytes()),
-       options.segment_bytes},
+       options.segment_bytes, options.timeout},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
       [sends = std::move(sends), recvs = std::move(recvs), algorithm, input,
        output](coll::CollectiveCall& call) {
@@ -625,13 +691,13 @@ void ProcessGroup::all_to_all(ConstBufferView input, BufferView output,
                               const std::vector<std::size_t>& input_splits,
                               const std::vector<std::size_t>& output_splits,
                               const CollectiveOptions& options) {
-  all_to_all_impl(comm_, input, output, input_splits, output_splits, options, false);
+  all_to_all_impl(impl_->comm, input, output, input_splits, output_splits, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::iall_to_all(ConstBufferView input, BufferView output,
                                                 const std::vector<std::size_t>& input_splits,
                                                 const std::vector<std::size_t>& output_splits,
                                                 const CollectiveOptions& options) {
-  return all_to_all_impl(comm_, input, output, input_splits, output_splits, options, true);
+  return all_to_all_impl(impl_->comm, input, output, input_splits, output_splits, options, true);
 }
 
 static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Communicator>& comm,
@@ -655,7 +721,7 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
   return api::launch(
       comm,
       {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
-       options.segment_bytes},
+       options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
         Sizes send_offsets = prefix_offsets(sends);
         Sizes recv_offsets = prefix_offsets(recvs);
@@ -677,12 +743,12 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
 void ProcessGroup::all_to_all(const std::vector<ConstBufferView>& inputs,
                               const std::vector<BufferView>& outputs,
                               const CollectiveOptions& options) {
-  all_to_all_list_impl(comm_, inputs, outputs, options, false);
+  all_to_all_list_impl(impl_->comm, inputs, outputs, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::iall_to_all(const std::vector<ConstBufferView>& inputs,
                                                 const std::vector<BufferView>& outputs,
                                                 const CollectiveOptions& options) {
-  return all_to_all_list_impl(comm_, inputs, outputs, options, true);
+  return all_to_all_list_impl(impl_->comm, inputs, outputs, options, true);
 }
 
 // --- barrier, scan ---------------------------------------------------------------------------
@@ -692,15 +758,16 @@ static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicat
   coll::Algorithm algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
   return api::launch(
       comm,
-      {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes},
+      {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes,
+       options.timeout},
       [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }, async);
 }
 
 void ProcessGroup::barrier(const CollectiveOptions& options) {
-  barrier_impl(comm_, options, false);
+  barrier_impl(impl_->comm, options, false);
 }
 std::shared_ptr<Work> ProcessGroup::ibarrier(const CollectiveOptions& options) {
-  return barrier_impl(comm_, options, true);
+  return barrier_impl(impl_->comm, options, true);
 }
 
 static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBufferView input,
@@ -720,7 +787,7 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
       {name,
        signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
                     input.count(), op.kind),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
       [=](coll::CollectiveCall& call) {
         if (op.kind == ReduceOp::kPremulSum) {
           Bytes scaled = premultiplied_copy(input.data(), input.count(), input.dtype(), op);
@@ -736,11 +803,11 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
 
 void ProcessGroup::scan(ConstBufferView input, BufferView output, ReduceOp op,
                         const CollectiveOptions& options) {
-  scan_impl(comm_, input, output, op, options, false);
+  scan_impl(impl_->comm, input, output, op, options, false);
 }
 void ProcessGroup::exscan(ConstBufferView input, BufferView output, ReduceOp op,
                           const CollectiveOptions& options) {
-  scan_impl(comm_, input, output, op, options, true);
+  scan_impl(impl_->comm, input, output, op, options, true);
 }
 
 }  // namespace weft

@@ -1,6 +1,7 @@
 #include "weft/init.h"
 
 #include "api/launch_environment.h"
+#include "api/process_group_impl.h"
 #include "core/communicator.h"
 #include "core/world.h"
 #include "store/torch_store_client.h"
@@ -109,7 +110,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
   for (int rank = 0; rank < size; ++rank) members[rank] = rank;
   auto communicator = core::Communicator::create(std::move(shared_world), options.group_name,
                                                  std::move(members), /*context_base=*/0);
-  return std::make_shared<ProcessGroup>(std::move(communicator));
+  return api::make_group(std::move(communicator));
 }
 
 }  // namespace weft

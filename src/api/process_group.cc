@@ -1,6 +1,7 @@
 #include "weft/process_group.h"
 
 #include "api/argument_checks.h"
+#include "api/process_group_impl.h"
 #include "core/communicator.h"
 #include "core/request_work.h"
 
@@ -18,38 +19,37 @@ core::OpSignature p2p_signature(DType dtype, std::size_t count) {
 
 }  // namespace
 
-ProcessGroup::ProcessGroup(std::shared_ptr<core::Communicator> communicator)
-    : comm_(std::move(communicator)) {}
+ProcessGroup::ProcessGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 ProcessGroup::~ProcessGroup() = default;
 
-int ProcessGroup::rank() const { return comm_->rank(); }
-int ProcessGroup::size() const { return comm_->size(); }
-const std::string& ProcessGroup::name() const { return comm_->name(); }
-std::chrono::milliseconds ProcessGroup::timeout() const { return comm_->timeout(); }
+int ProcessGroup::rank() const { return impl_->comm->rank(); }
+int ProcessGroup::size() const { return impl_->comm->size(); }
+const std::string& ProcessGroup::name() const { return impl_->comm->name(); }
+std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->comm->timeout(); }
 
 std::shared_ptr<Work> ProcessGroup::isend(ConstBufferView data, int dst, int tag) {
-  api::check_peer(*comm_, dst, "send", /*any_allowed=*/false);
-  api::check_buffer(*comm_, data.data(), data.count(), "send", "the send buffer");
-  api::check_tag(*comm_, tag, "send");
+  api::check_peer(*impl_->comm, dst, "send", /*any_allowed=*/false);
+  api::check_buffer(*impl_->comm, data.data(), data.count(), "send", "the send buffer");
+  api::check_tag(*impl_->comm, tag, "send");
   core::OpInfo info{"send", dst, static_cast<int64_t>(data.bytes())};
-  comm_->check_not_aborted(info);
+  impl_->comm->check_not_aborted(info);
   auto request =
-      comm_->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
-                       p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
-  return std::make_shared<core::RequestWork>(comm_, std::move(request), info);
+      impl_->comm->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
+                             p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
+  return std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info);
 }
 
 std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
-  api::check_peer(*comm_, src, "recv", /*any_allowed=*/true);
-  api::check_buffer(*comm_, data.data(), data.count(), "recv", "the receive buffer");
-  api::check_tag(*comm_, tag, "recv");
+  api::check_peer(*impl_->comm, src, "recv", /*any_allowed=*/true);
+  api::check_buffer(*impl_->comm, data.data(), data.count(), "recv", "the receive buffer");
+  api::check_tag(*impl_->comm, tag, "recv");
   core::OpInfo info{"recv", src, static_cast<int64_t>(data.bytes())};
-  comm_->check_not_aborted(info);
+  impl_->comm->check_not_aborted(info);
   auto request =
-      comm_->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
-                       p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
-  return std::make_shared<core::RequestWork>(comm_, std::move(request), info);
+      impl_->comm->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
+                             p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
+  return std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info);
 }
 
 void ProcessGroup::send(ConstBufferView data, int dst, int tag) { isend(data, dst, tag)->wait(); }
@@ -65,9 +65,9 @@ std::vector<std::shared_ptr<Work>> ProcessGroup::batch_isend_irecv(const std::ve
   for (const P2POp& op : ops) {
     bool is_send = op.kind == P2POp::Kind::kSend;
     const char* name = is_send ? "send" : "recv";
-    api::check_peer(*comm_, op.peer, name, /*any_allowed=*/!is_send);
-    api::check_buffer(*comm_, op.buffer.data(), op.buffer.count(), name, "a batch buffer");
-    api::check_tag(*comm_, op.tag, name);
+    api::check_peer(*impl_->comm, op.peer, name, /*any_allowed=*/!is_send);
+    api::check_buffer(*impl_->comm, op.buffer.data(), op.buffer.count(), name, "a batch buffer");
+    api::check_tag(*impl_->comm, op.tag, name);
   }
   std::vector<std::shared_ptr<Work>> works(ops.size());
   for (int pass = 0; pass < 2; ++pass) {
@@ -81,6 +81,6 @@ std::vector<std::shared_ptr<Work>> ProcessGroup::batch_isend_irecv(const std::ve
   return works;
 }
 
-void ProcessGroup::abort(const std::string& reason) { comm_->abort(reason); }
+void ProcessGroup::abort(const std::string& reason) { impl_->comm->abort(reason); }
 
 }  // namespace weft

@@ -10,20 +10,22 @@ namespace weft::core {
 
 std::shared_ptr<Communicator> Communicator::create(std::shared_ptr<World> world, std::string name,
                                                    std::vector<int> world_ranks,
-                                                   uint64_t context_base) {
-  std::shared_ptr<Communicator> communicator(
-      new Communicator(std::move(world), std::move(name), std::move(world_ranks), context_base));
+                                                   uint64_t context_base,
+                                                   std::chrono::milliseconds timeout) {
+  std::shared_ptr<Communicator> communicator(new Communicator(
+      std::move(world), std::move(name), std::move(world_ranks), context_base, timeout));
   communicator->world_->attach(context_base, communicator.get());
   return communicator;
 }
 
 Communicator::Communicator(std::shared_ptr<World> world, std::string name,
-                           std::vector<int> world_ranks, uint64_t context_base)
+                           std::vector<int> world_ranks, uint64_t context_base,
+                           std::chrono::milliseconds timeout)
     : world_(std::move(world)),
       name_(std::move(name)),
       world_ranks_(std::move(world_ranks)),
       context_base_(context_base),
-      timeout_(world_->timeout()) {
+      timeout_(timeout.count() > 0 ? timeout : world_->timeout()) {
   rank_ = group_rank_of(world_->rank());
   std::vector<std::string> identities;
   for (int group_rank = 0; group_rank < size(); ++group_rank) {
@@ -65,16 +67,16 @@ HostGroups& Communicator::host_groups() {
   std::vector<int> local_world_ranks;
   for (int member : layout_.members[host]) local_world_ranks.push_back(world_ranks_[member]);
   // One context per host: the hosts' windows must not meet in the store either.
-  groups->local =
-      Communicator::create(world_, name_ + "/host" + std::to_string(host),
-                           std::move(local_world_ranks), derive(2 + static_cast<uint64_t>(host)));
+  groups->local = Communicator::create(world_, name_ + "/host" + std::to_string(host),
+                                       std::move(local_world_ranks),
+                                       derive(2 + static_cast<uint64_t>(host)), timeout_);
   if (layout_.members[host].front() == rank_) {
     std::vector<int> leader_world_ranks;
     for (const auto& members : layout_.members) {
       leader_world_ranks.push_back(world_ranks_[members.front()]);
     }
-    groups->leaders =
-        Communicator::create(world_, name_ + "/leaders", std::move(leader_world_ranks), derive(1));
+    groups->leaders = Communicator::create(world_, name_ + "/leaders",
+                                           std::move(leader_world_ranks), derive(1), timeout_);
   }
   host_groups_ = std::move(groups);
   made_host_groups_.store(host_groups_.get(), std::memory_order_release);

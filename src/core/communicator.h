@@ -59,8 +59,10 @@ struct OpInfo {
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
   // context_base must be even and the same on every member; +0 and +1 are this group's.
+  // timeout bounds every wait of the group; 0: the world's.
   static std::shared_ptr<Communicator> create(std::shared_ptr<World> world, std::string name,
-                                              std::vector<int> world_ranks, uint64_t context_base);
+                                              std::vector<int> world_ranks, uint64_t context_base,
+                                              std::chrono::milliseconds timeout = {});
   ~Communicator();
 
   int rank() const { return rank_; }
@@ -172,7 +174,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // returns whether it is done.
   bool poll_then_sleep(transport::Request& request, std::chrono::steady_clock::time_point deadline);
   Communicator(std::shared_ptr<World> world, std::string name, std::vector<int> world_ranks,
-               uint64_t context_base);
+               uint64_t context_base, std::chrono::milliseconds timeout);
   uint64_t context(Channel channel) const { return context_base_ + static_cast<uint64_t>(channel); }
   Error describe_failure(const transport::Request& request, const OpInfo& info) const;
   // A failure of this group reaches members waiting in its window or in its host groups.

@@ -6,7 +6,9 @@
 
 namespace weft {
 
-MemoryStore::MemoryStore() : table_(std::make_unique<store::KeyValueTable>()) {}
+class MemoryStore::Table : public store::KeyValueTable {};
+
+MemoryStore::MemoryStore() : table_(std::make_unique<Table>()) {}
 MemoryStore::~MemoryStore() = default;
 
 void MemoryStore::set(const std::string& key, const Bytes& value) {

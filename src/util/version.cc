@@ -2,6 +2,6 @@
 
 namespace weft {
 
-const char* version_string() { return "0.1.0"; }
+const char* version() { return WEFT_VERSION_STRING; }
 
 }  // namespace weft

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -348,6 +349,94 @@ TEST_P(Collectives, AsyncOperationsRunInIssueOrder) {
   });
 }
 
+// Out of place: the result lands in the output, the input is left as it was, and the in-place
+// and out-of-place forms agree (both against the plain-loop reference).
+TEST_P(Collectives, AllReduceOutOfPlaceLeavesTheInputAlone) {
+  int world = GetParam();
+  run_ranks(world, [world](ProcessGroup& group) {
+    for (std::string algorithm : {"", "ring", "recursive_doubling", "shm"}) {
+      for (DType dtype : testing::all_dtypes()) {
+        for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
+          for (std::size_t count : counts_for(world)) {
+            ReduceOp op = make_op(kind);
+            int seed = static_cast<int>(count) + kind + 3;
+            Bytes input = filled(dtype, count, [&](std::size_t i) {
+              return input_value(kind, dtype, seed, group.rank(), i, world);
+            });
+            const Bytes before = input;
+            Bytes output = filled(dtype, count, [](std::size_t) { return 1.0; });
+            CollectiveOptions options;
+            options.algorithm = algorithm;
+            ConstBufferView in(input.data(), count, dtype);
+            if (kind == ReduceOp::kMax) {  // the asynchronous form too
+              group.iall_reduce(in, view(output, dtype, count), op, options)->wait();
+            } else {
+              group.all_reduce(in, view(output, dtype, count), op, options);
+            }
+            expect_reduced(op, dtype, output, count, world, seed,
+                           "out-of-place all_reduce[" + algorithm + "]");
+            ASSERT_EQ(input, before) << "all_reduce changed its input";
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_P(Collectives, BroadcastOutOfPlaceFromEveryRoot) {
+  int world = GetParam();
+  run_ranks(world, [world](ProcessGroup& group) {
+    for (std::string algorithm : {"", "binomial", "scatter_allgather", "shm"}) {
+      for (int root = 0; root < world; ++root) {
+        for (std::size_t count : counts_for(world)) {
+          const bool is_root = group.rank() == root;
+          // Non-roots pass an empty input: only the root's is read.
+          Bytes input = filled(DType::kInt32, is_root ? count : 0,
+                               [&](std::size_t i) { return double(i % 89 + root); });
+          const Bytes before = input;
+          Bytes output = filled(DType::kInt32, count, [](std::size_t) { return -1.0; });
+          ConstBufferView in(input.data(), is_root ? count : 0, DType::kInt32);
+          group.broadcast(in, view(output, DType::kInt32, count), root, {algorithm, 64});
+          for (std::size_t i = 0; i < count; ++i) {
+            ASSERT_EQ(load_value(DType::kInt32, output.data(), i), double(i % 89 + root))
+                << algorithm << " root " << root << " count " << count << " index " << i;
+          }
+          ASSERT_EQ(input, before) << "broadcast changed the root's input";
+        }
+      }
+    }
+  });
+}
+
+TEST_P(Collectives, ReduceOutOfPlaceWithAndWithoutScratchOutputs) {
+  int world = GetParam();
+  run_ranks(world, [world](ProcessGroup& group) {
+    for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kBFloat16}) {
+      for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
+        for (int root = 0; root < world; ++root) {
+          for (bool scratch : {false, true}) {
+            std::size_t count = world + 2;
+            ReduceOp op = make_op(kind);
+            Bytes input = filled(dtype, count, [&](std::size_t i) {
+              return input_value(kind, dtype, root, group.rank(), i, world);
+            });
+            const Bytes before = input;
+            const bool is_root = group.rank() == root;
+            // Non-roots give no output, or one of the input's size to use as scratch.
+            std::size_t out_count = is_root || scratch ? count : 0;
+            Bytes output = filled(dtype, out_count, [](std::size_t) { return 1.0; });
+            group.reduce(ConstBufferView(input.data(), count, dtype),
+                         view(output, dtype, out_count), root, op);
+            if (is_root)
+              expect_reduced(op, dtype, output, count, world, root, "out-of-place reduce");
+            ASSERT_EQ(input, before) << "reduce changed its input";
+          }
+        }
+      }
+    }
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(WorldSizes, Collectives, ::testing::Values(1, 2, 3, 4, 5, 7, 8),
                          [](const auto& info) { return "p" + std::to_string(info.param); });
 
@@ -447,6 +536,85 @@ TEST(CollectiveErrors, BadArgumentsAreRefusedBeforeAnythingIsSent) {
     group.all_reduce(one);
     EXPECT_EQ(one[0], 2.0f);
   });
+}
+
+TEST(CollectiveErrors, OutOfPlaceBuffersThatDoNotMatchAreRefused) {
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> input(8, 1.0f), output(8), shorter(7);
+    std::vector<int32_t> ints(8);
+    auto refused = [&](const std::function<void()>& call, const char* words) {
+      Error error = error_of(call);
+      EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument) << error.what();
+      EXPECT_NE(std::string(error.what()).find(words), std::string::npos) << error.what();
+    };
+    refused([&] { group.all_reduce(ConstBufferView(input), BufferView(shorter)); }, "elements");
+    refused([&] { group.all_reduce(ConstBufferView(input), BufferView(ints)); }, "int32");
+    // Half of the input is the output's first half.
+    ConstBufferView head(input.data(), 6, DType::kFloat32);
+    BufferView tail(input.data() + 2, 6, DType::kFloat32);
+    refused([&] { group.all_reduce(head, tail); }, "overlap");
+    if (group.rank() == 0) {  // the input is read, and checked, on the root only
+      refused([&] { group.broadcast(ConstBufferView(input), BufferView(shorter), 0); }, "elements");
+    } else {
+      refused([&] { group.reduce(ConstBufferView(input), BufferView(shorter), 1); }, "elements");
+    }
+    // Nothing was sent: the group still works, in place and out of place alike.
+    group.all_reduce(ConstBufferView(input), BufferView(output));
+    EXPECT_EQ(output[7], 2.0f);
+    EXPECT_EQ(input[7], 1.0f);
+  });
+}
+
+TEST(Timeouts, ACallsOwnTimeoutBoundsItsWaits) {
+  testing::ThreadRanksOptions options;
+  options.timeout = std::chrono::seconds(30);
+  run_ranks(
+      2,
+      [](ProcessGroup& group) {
+        EXPECT_EQ(group.timeout(), std::chrono::seconds(30));
+        std::vector<float> data(4, 1.0f);
+        if (group.rank() == 0) {
+          CollectiveOptions bounded;
+          bounded.timeout = std::chrono::milliseconds(200);
+          auto start = std::chrono::steady_clock::now();
+          Error error = error_of([&] { group.all_reduce(data, ReduceOp::kSum, bounded); });
+          auto waited = std::chrono::steady_clock::now() - start;
+          EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+          EXPECT_GE(waited, std::chrono::milliseconds(150));
+          EXPECT_LT(waited, std::chrono::seconds(10)) << "the group's 30 s, not the call's 200 ms";
+        }
+        // Rank 1 never joins that all_reduce; its next collective hears that the group failed.
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        if (group.rank() == 1) {
+          EXPECT_NE(error_of([&] { group.barrier(); }).code(), ErrorCode::kInternal);
+        }
+      },
+      options);
+}
+
+TEST(Timeouts, NewGroupAndSplitTakeATimeoutOfTheirOwn) {
+  testing::ThreadRanksOptions options;
+  options.timeout = std::chrono::seconds(30);
+  run_ranks(
+      3,
+      [](ProcessGroup& group) {
+        auto same = group.new_group({0, 1, 2});
+        EXPECT_EQ(same->timeout(), std::chrono::seconds(30)) << "a child inherits by default";
+        auto halves = group.split(group.rank() % 2, 0, std::chrono::milliseconds(1500));
+        EXPECT_EQ(halves->timeout(), std::chrono::milliseconds(1500));
+        auto pair = group.new_group({0, 1}, std::chrono::milliseconds(200));
+        if (!pair) return;
+        EXPECT_EQ(pair->timeout(), std::chrono::milliseconds(200));
+        std::vector<float> data(4, 1.0f);
+        if (pair->rank() == 0) {
+          auto start = std::chrono::steady_clock::now();
+          Error error = error_of([&] { pair->all_reduce(data); });
+          EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+          EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      },
+      options);
 }
 
 TEST(CollectiveErrors, MismatchedCallsFailOnEveryRankSayingWhatEachCalled) {

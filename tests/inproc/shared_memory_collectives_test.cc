@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/process_group_impl.h"
 #include "core/communicator.h"
 #include "support/thread_ranks.h"
 
@@ -256,13 +257,13 @@ TEST(SharedMemoryCollectives, AllToAllSplitSizesThatDisagreeAreAMismatchOnEveryR
 TEST(SharedMemoryCollectives, TcpWhenAskedGivesTheSameResults) {
   setenv("WEFT_TRANSPORT", "tcp", 1);
   run_ranks(3, [](ProcessGroup& group) {
-    EXPECT_FALSE(group.communicator().single_host());
+    EXPECT_FALSE(api::communicator_of(group).single_host());
     std::vector<float> data = contribution(group.rank(), 5000);
     group.all_reduce(data);
     for (std::size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], expected_sum(3, i));
   });
   unsetenv("WEFT_TRANSPORT");
-  run_ranks(3, [](ProcessGroup& group) { EXPECT_TRUE(group.communicator().single_host()); });
+  run_ranks(3, [](ProcessGroup& group) { EXPECT_TRUE(api::communicator_of(group).single_host()); });
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that an installed weft can be used: installs it into a temporary prefix, then builds
 # and runs a separate consumer project against it, once through CMake
-# (find_package(weft) + weft::weft) and once through pkg-config.
+# (find_package(weft) + weft::weft) and once through pkg-config; then uninstalls it and checks
+# that nothing is left.
 #
 #   check_install.sh [BUILD_DIR]
 #
@@ -97,10 +98,18 @@ fi
 flags=$(pkg-config --cflags --libs weft)
 echo "pkg-config --cflags --libs weft: $flags"
 # shellcheck disable=SC2086  # the flags are meant to split
-"$cxx" "$here/consumer/main.cc" $flags -o "$tmp/consumer_pkgconfig" ||
+"$cxx" -std=c++20 "$here/consumer/main.cc" $flags -o "$tmp/consumer_pkgconfig" ||
   fail "compiling the consumer with pkg-config's flags failed"
 LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/consumer_pkgconfig" ||
   fail "the pkg-config consumer failed"
+
+# --- 5. uninstall -----------------------------------------------------------------------------
+step "uninstall: cmake --build $build_dir --target uninstall"
+"$cmake" --build "$build_dir" --target uninstall
+left=$(find "$prefix" -type f -o -type l -o -type d -name weft)
+[[ -z $left ]] || fail "uninstall left behind:
+$left"
+echo "ok: nothing of weft is left under $prefix"
 
 echo
 echo "check_install: OK"

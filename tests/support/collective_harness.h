@@ -2,6 +2,7 @@
 // for testing each algorithm on its own, with a tiny segment size when asked.
 #pragma once
 
+#include "api/process_group_impl.h"
 #include "coll/collective_call.h"
 #include "core/communicator.h"
 #include "weft/process_group.h"
@@ -12,7 +13,7 @@ inline coll::CollectiveCall make_call(ProcessGroup& group, const char* name, cor
                                       DType dtype, std::size_t count,
                                       ReduceOp::Kind reduce = ReduceOp::kSum, int root = -1,
                                       std::size_t segment_bytes = 1u << 20) {
-  core::Communicator& comm = group.communicator();
+  core::Communicator& comm = api::communicator_of(group);
   core::OpSignature signature;
   signature.kind = kind;
   signature.dtype = dtype;

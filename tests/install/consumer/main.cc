@@ -43,7 +43,7 @@ int main() {
       }
     }
 
-    std::printf("weft consumer OK (weft %s, group '%s')\n", weft::version_string(),
+    std::printf("weft consumer OK (weft %s, group '%s')\n", weft::version(),
                 group->name().c_str());
     return 0;
   } catch (const std::exception& e) {
