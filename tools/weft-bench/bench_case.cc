@@ -40,6 +40,8 @@ CaseBuffers::CaseBuffers(const BenchCase& c, int rank, int world_size) : bytes_(
     case BenchOp::kBroadcast:
     case BenchOp::kReduce:
       data = weft::BufferView(r, count, t);
+      input = weft::ConstBufferView(c.in_place ? r : s, count, t);
+      output = data;
       break;
     case BenchOp::kAllGather:
       output = weft::BufferView(r, count, t);

@@ -4,7 +4,8 @@
 // Contract: CaseBuffers owns page-aligned send and receive buffers (zeroed, so that they are
 // paged in before timing) and builds every view once, so the timed loop allocates nothing.
 // Layout, at rank `me`, block B, count C = n x B for the block ops:
-//   all_reduce, broadcast, reduce   data = recv[0, C)                       (in place only)
+//   all_reduce, broadcast, reduce   in place: data = recv[0, C); out of place: send[0, C) ->
+//                recv[0, C) (non-roots of reduce receive into recv too, as scratch)
 //   all_gather   out of place: send[0, B) -> recv[0, C); in place: input = recv[me B, +B)
 //   gather       like all_gather, receive side at the root only
 //   reduce_scatter  out of place: send[0, C) -> recv[0, B); in place: output = recv[me B, +B)

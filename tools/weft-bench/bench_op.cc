@@ -7,13 +7,13 @@ namespace {
 
 // name, csv name, size meaning, reduces, rooted, out-of-place, in-place, CSV in place
 constexpr OpTraits kTable[kNumBenchOps] = {
-    {BenchOp::kAllReduce, "all_reduce", "allreduce", SizeMeaning::kPerRank, true, false, false,
-     true, true},
+    {BenchOp::kAllReduce, "all_reduce", "allreduce", SizeMeaning::kPerRank, true, false, true, true,
+     true},
     {BenchOp::kAllGather, "all_gather", "allgather", SizeMeaning::kGathered, false, false, true,
      true, false},
-    {BenchOp::kBroadcast, "broadcast", "broadcast", SizeMeaning::kPerRank, false, true, false, true,
+    {BenchOp::kBroadcast, "broadcast", "broadcast", SizeMeaning::kPerRank, false, true, true, true,
      true},
-    {BenchOp::kReduce, "reduce", "reduce", SizeMeaning::kPerRank, true, true, false, true, true},
+    {BenchOp::kReduce, "reduce", "reduce", SizeMeaning::kPerRank, true, true, true, true, true},
     {BenchOp::kReduceScatter, "reduce_scatter", "reduce_scatter", SizeMeaning::kScattered, true,
      false, true, true, false},
     {BenchOp::kAllToAll, "all_to_all", "alltoall", SizeMeaning::kScattered, false, false, true,

@@ -44,16 +44,31 @@ std::shared_ptr<weft::Work> launch(weft::ProcessGroup& g, const BenchCase& c, Ca
                                    const weft::CollectiveOptions& o, bool async) {
   switch (c.op) {
     case BenchOp::kAllReduce:
-      if (async) return g.iall_reduce(b.data, c.reduce_op(), o);
-      g.all_reduce(b.data, c.reduce_op(), o);
+      if (c.in_place) {
+        if (async) return g.iall_reduce(b.data, c.reduce_op(), o);
+        g.all_reduce(b.data, c.reduce_op(), o);
+      } else {
+        if (async) return g.iall_reduce(b.input, b.output, c.reduce_op(), o);
+        g.all_reduce(b.input, b.output, c.reduce_op(), o);
+      }
       return nullptr;
     case BenchOp::kBroadcast:
-      if (async) return g.ibroadcast(b.data, c.root, o);
-      g.broadcast(b.data, c.root, o);
+      if (c.in_place) {
+        if (async) return g.ibroadcast(b.data, c.root, o);
+        g.broadcast(b.data, c.root, o);
+      } else {
+        if (async) return g.ibroadcast(b.input, b.output, c.root, o);
+        g.broadcast(b.input, b.output, c.root, o);
+      }
       return nullptr;
     case BenchOp::kReduce:
-      if (async) return g.ireduce(b.data, c.root, c.reduce_op(), o);
-      g.reduce(b.data, c.root, c.reduce_op(), o);
+      if (c.in_place) {
+        if (async) return g.ireduce(b.data, c.root, c.reduce_op(), o);
+        g.reduce(b.data, c.root, c.reduce_op(), o);
+      } else {
+        if (async) return g.ireduce(b.input, b.output, c.root, c.reduce_op(), o);
+        g.reduce(b.input, b.output, c.root, c.reduce_op(), o);
+      }
       return nullptr;
     case BenchOp::kAllGather:
       if (async) return g.iall_gather(b.input, b.output, o);

@@ -69,10 +69,10 @@ void fill_for_check(const BenchCase& c, CaseBuffers& b, const DataPattern& p, in
   switch (c.op) {
     case BenchOp::kAllReduce:
     case BenchOp::kReduce:
-      fill_values(t, b.recv(), 0, count, p, me, 0);
+      fill_values(t, c.in_place ? b.recv() : b.send(), 0, count, p, me, 0);
       break;
     case BenchOp::kBroadcast:
-      if (root) fill_values(t, b.recv(), 0, count, p, c.root, 0);
+      if (root) fill_values(t, c.in_place ? b.recv() : b.send(), 0, count, p, c.root, 0);
       break;
     case BenchOp::kAllGather:
     case BenchOp::kGather:
@@ -112,8 +112,10 @@ uint64_t count_wrong(const BenchCase& c, CaseBuffers& b, const DataPattern& p, i
         cmp.compare(
             b.recv(), 0, count, [&](std::size_t i) { return p.reduced_bits(i); }, "data");
       } else {
+        // Out of place, a non-root's output is scratch; its input must be as it was.
         cmp.compare(
-            b.recv(), 0, count, [&](std::size_t i) { return p.input_bits(me, i); },
+            c.in_place ? b.recv() : b.send(), 0, count,
+            [&](std::size_t i) { return p.input_bits(me, i); },
             "a non-root's data (must be unchanged)");
       }
       break;
