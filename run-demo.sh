@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 ranks=${1:-4}
-"$root/scripts/install-deps.sh"
+"$root/scripts/install-deps.sh" cpp
 "$root/scripts/build.sh"
 build=${WEFT_BUILD_DIR:-$root/build}
 exec "$build/tools/weftrun/weftrun" -n "$ranks" "$build/examples/cpp/hello_ranks"

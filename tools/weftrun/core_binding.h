@@ -4,8 +4,8 @@
 // one per local rank, in CPU order; CPUs left over by the division go unused. When ranks
 // outnumber CPUs nothing is bound (slices would overlap; the scheduler balances better).
 // "none" binds nothing. Why bind: two ranks that the scheduler lets share one core (it pulls
-// a woken process next to its waker) stall each other at every synchronisation; on the
-// project's 2-core VM that made same-host collectives 2-3x slower in about half the runs.
+// a woken process next to its waker) stall each other at every synchronisation, while
+// another core idles: same-host collectives then run several times slower, at random.
 // Open MPI binds by default for the same reason; slices (not single cores) keep the intra-op
 // threads of each rank (torch, OpenMP) on as many cores as the rank's share.
 #pragma once
