@@ -33,7 +33,8 @@ using WorkPtr = std::shared_ptr<Work>;
 // run_sync (optional) is weft's synchronous form, used when the policy is not interruptible.
 py::object run(const GroupPtr& group, const char* op, HeldBuffers held, bool async_op,
                const std::function<WorkPtr()>& start,
-               const std::function<void()>& run_sync = nullptr) {
+               const std::function<void()>& run_sync = nullptr,
+               std::chrono::milliseconds timeout = {}) {
   release_finished_orphans();
   if (!async_op && run_sync && !blocking_calls_interruptible(*group)) {
     py::gil_scoped_release release;
@@ -45,7 +46,7 @@ py::object run(const GroupPtr& group, const char* op, HeldBuffers held, bool asy
     py::gil_scoped_release release;
     work = start();
   }
-  auto handle = std::make_shared<PyWork>(std::move(work), group, std::move(held), op);
+  auto handle = std::make_shared<PyWork>(std::move(work), group, std::move(held), op, timeout);
   if (async_op) return py::cast(handle);
   handle->wait(std::nullopt);
   return py::none();
@@ -72,9 +73,11 @@ std::vector<ConstBufferView> hold_readable_list(HeldBuffers& held, py::handle li
   return views;
 }
 
-CollectiveOptions options_of(const std::string& algorithm) {
+// timeout: None (the group's), a timedelta or seconds bounding this call's waits.
+CollectiveOptions options_of(const std::string& algorithm, py::handle timeout) {
   CollectiveOptions options;
   options.algorithm = algorithm;
+  options.timeout = milliseconds_or_zero(timeout, "timeout");
   return options;
 }
 
@@ -162,188 +165,195 @@ void bind_point_to_point(py::class_<ProcessGroup, GroupPtr>& cls) {
 void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
   cls.def(
       "broadcast",
-      [](const GroupPtr& g, py::handle tensor, int root, bool async_op, const std::string& algo) {
+      [](const GroupPtr& g, py::handle tensor, int root, bool async_op, const std::string& algo,
+         py::handle timeout) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "broadcast", std::move(held), async_op,
             [&] { return g->ibroadcast(view, root, options); },
-            [&] { g->broadcast(view, root, options); });
+            [&] { g->broadcast(view, root, options); }, options.timeout);
       },
-      py::arg("tensor"), py::arg("root"), py::arg("async_op") = false, py::arg("algorithm") = "");
+      py::arg("tensor"), py::arg("root"), py::arg("async_op") = false, py::arg("algorithm") = "",
+      py::arg("timeout") = py::none());
   cls.def(
       "all_reduce",
-      [](const GroupPtr& g, py::handle tensor, ReduceOp op, bool async_op,
-         const std::string& algo) {
+      [](const GroupPtr& g, py::handle tensor, ReduceOp op, bool async_op, const std::string& algo,
+         py::handle timeout) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "all_reduce", std::move(held), async_op,
             [&] { return g->iall_reduce(view, op, options); },
-            [&] { g->all_reduce(view, op, options); });
+            [&] { g->all_reduce(view, op, options); }, options.timeout);
       },
       py::arg("tensor"), py::arg("op") = ReduceOp(), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "reduce",
       [](const GroupPtr& g, py::handle tensor, int root, ReduceOp op, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto view = hold_writable(held, tensor, "tensor");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "reduce", std::move(held), async_op,
             [&] { return g->ireduce(view, root, op, options); },
-            [&] { g->reduce(view, root, op, options); });
+            [&] { g->reduce(view, root, op, options); }, options.timeout);
       },
       py::arg("tensor"), py::arg("root"), py::arg("op") = ReduceOp(), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "all_gather_into_tensor",
       [](const GroupPtr& g, py::handle output, py::handle input, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto out = hold_writable(held, output, "output_tensor");
         auto in = hold_readable(held, input, "input_tensor");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "all_gather_into_tensor", std::move(held), async_op,
             [&] { return g->iall_gather(in, out, options); },
-            [&] { g->all_gather(in, out, options); });
+            [&] { g->all_gather(in, out, options); }, options.timeout);
       },
       py::arg("output_tensor"), py::arg("input_tensor"), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "all_gather",
       [](const GroupPtr& g, py::sequence outputs, py::handle input, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto outs = hold_writable_list(held, outputs, "tensor_list");
         auto in = hold_readable(held, input, "tensor");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "all_gather", std::move(held), async_op,
             [&] { return g->iall_gather(in, outs, options); },
-            [&] { g->all_gather(in, outs, options); });
+            [&] { g->all_gather(in, outs, options); }, options.timeout);
       },
       py::arg("tensor_list"), py::arg("tensor"), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "gather",
       [](const GroupPtr& g, py::handle input, py::object outputs, int root, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto in = hold_readable(held, input, "tensor");
         auto outs = hold_writable_list(held, outputs, "gather_list");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "gather", std::move(held), async_op,
             [&] { return g->igather(in, outs, root, options); },
-            [&] { g->gather(in, outs, root, options); });
+            [&] { g->gather(in, outs, root, options); }, options.timeout);
       },
       py::arg("tensor"), py::arg("gather_list"), py::arg("root"), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "scatter",
       [](const GroupPtr& g, py::handle output, py::object inputs, int root, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto out = hold_writable(held, output, "tensor");
         auto ins = hold_readable_list(held, inputs, "scatter_list");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "scatter", std::move(held), async_op,
             [&] { return g->iscatter(ins, out, root, options); },
-            [&] { g->scatter(ins, out, root, options); });
+            [&] { g->scatter(ins, out, root, options); }, options.timeout);
       },
       py::arg("tensor"), py::arg("scatter_list"), py::arg("root"), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "reduce_scatter_tensor",
       [](const GroupPtr& g, py::handle output, py::handle input, ReduceOp op, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto out = hold_writable(held, output, "output");
         auto in = hold_readable(held, input, "input");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "reduce_scatter_tensor", std::move(held), async_op,
             [&] { return g->ireduce_scatter(in, out, op, options); },
-            [&] { g->reduce_scatter(in, out, op, options); });
+            [&] { g->reduce_scatter(in, out, op, options); }, options.timeout);
       },
       py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp(), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "reduce_scatter",
       [](const GroupPtr& g, py::handle output, py::sequence inputs, ReduceOp op, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto out = hold_writable(held, output, "output");
         auto ins = hold_readable_list(held, inputs, "input_list");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "reduce_scatter", std::move(held), async_op,
             [&] { return g->ireduce_scatter(ins, out, op, options); },
-            [&] { g->reduce_scatter(ins, out, op, options); });
+            [&] { g->reduce_scatter(ins, out, op, options); }, options.timeout);
       },
       py::arg("output"), py::arg("input_list"), py::arg("op") = ReduceOp(),
-      py::arg("async_op") = false, py::arg("algorithm") = "");
+      py::arg("async_op") = false, py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "all_to_all_single",
       [](const GroupPtr& g, py::handle output, py::handle input,
          std::vector<std::size_t> output_splits, std::vector<std::size_t> input_splits,
-         bool async_op, const std::string& algo) {
+         bool async_op, const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto out = hold_writable(held, output, "output");
         auto in = hold_readable(held, input, "input");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "all_to_all_single", std::move(held), async_op,
             [&] { return g->iall_to_all(in, out, input_splits, output_splits, options); },
-            [&] { g->all_to_all(in, out, input_splits, output_splits, options); });
+            [&] { g->all_to_all(in, out, input_splits, output_splits, options); }, options.timeout);
       },
       py::arg("output"), py::arg("input"),
       py::arg("output_split_sizes") = std::vector<std::size_t>{},
       py::arg("input_split_sizes") = std::vector<std::size_t>{}, py::arg("async_op") = false,
-      py::arg("algorithm") = "",
+      py::arg("algorithm") = "", py::arg("timeout") = py::none(),
       "Split sizes are element counts per peer (an empty list: equal blocks).");
   cls.def(
       "all_to_all",
       [](const GroupPtr& g, py::sequence outputs, py::sequence inputs, bool async_op,
-         const std::string& algo) {
+         const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto outs = hold_writable_list(held, outputs, "output_tensor_list");
         auto ins = hold_readable_list(held, inputs, "input_tensor_list");
-        auto options = options_of(algo);
+        auto options = options_of(algo, timeout);
         return run(
             g, "all_to_all", std::move(held), async_op,
             [&] { return g->iall_to_all(ins, outs, options); },
-            [&] { g->all_to_all(ins, outs, options); });
+            [&] { g->all_to_all(ins, outs, options); }, options.timeout);
       },
       py::arg("output_tensor_list"), py::arg("input_tensor_list"), py::arg("async_op") = false,
-      py::arg("algorithm") = "");
+      py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "barrier",
-      [](const GroupPtr& g, bool async_op) {
+      [](const GroupPtr& g, bool async_op, py::handle timeout) {
+        auto options = options_of("", timeout);
         return run(
-            g, "barrier", {}, async_op, [&] { return g->ibarrier(); }, [&] { g->barrier(); });
+            g, "barrier", {}, async_op, [&] { return g->ibarrier(options); },
+            [&] { g->barrier(options); }, options.timeout);
       },
-      py::arg("async_op") = false);
+      py::arg("async_op") = false, py::arg("timeout") = py::none());
   // scan and exscan have no asynchronous form in weft: they run on this thread.
   for (bool exclusive : {false, true}) {
     cls.def(
         exclusive ? "exscan" : "scan",
-        [exclusive](const GroupPtr& g, py::handle output, py::handle input, ReduceOp op) {
+        [exclusive](const GroupPtr& g, py::handle output, py::handle input, ReduceOp op,
+                    py::handle timeout) {
           HeldBuffers held;
           auto out = hold_writable(held, output, "output");
           auto in = hold_readable(held, input, "input");
+          auto options = options_of("", timeout);
           release_finished_orphans();
           py::gil_scoped_release release;
-          exclusive ? g->exscan(in, out, op) : g->scan(in, out, op);
+          exclusive ? g->exscan(in, out, op, options) : g->scan(in, out, op, options);
         },
         py::arg("output"), py::arg("input"), py::arg("op") = ReduceOp(),
+        py::arg("timeout") = py::none(),
         exclusive ? "MPI_Exscan: rank r gets the reduction of ranks 0..r-1 (rank 0's output "
                     "is left untouched)."
                   : "MPI_Scan: rank r gets the reduction of ranks 0..r.");
@@ -361,14 +371,27 @@ weft.distributed translates torch's global ranks.)doc");
       .def_property_readonly("name", &ProcessGroup::name)
       .def_property_readonly("timeout",
                              [](const ProcessGroup& g) { return to_timedelta(g.timeout()); })
-      .def("new_group", &ProcessGroup::new_group, py::arg("ranks"),
-           py::call_guard<py::gil_scoped_release>(),
-           "Collective over this group: every member calls it with the same ranks. Returns the "
-           "new group on its members, None on the others.")
-      .def("split", &ProcessGroup::split, py::arg("color"), py::arg("key") = 0,
-           py::call_guard<py::gil_scoped_release>(),
-           "MPI_Comm_split: members with the same color form a group ordered by (key, rank); "
-           "color < 0 joins none (None).")
+      .def(
+          "new_group",
+          [](ProcessGroup& g, const std::vector<int>& ranks, py::handle timeout) {
+            auto span = milliseconds_or_zero(timeout, "timeout");
+            py::gil_scoped_release release;
+            return g.new_group(ranks, span);
+          },
+          py::arg("ranks"), py::arg("timeout") = py::none(),
+          "Collective over this group: every member calls it with the same ranks. Returns the "
+          "new group on its members, None on the others. timeout (timedelta or seconds) bounds "
+          "the new group's waits; None: this group's timeout.")
+      .def(
+          "split",
+          [](ProcessGroup& g, int color, int key, py::handle timeout) {
+            auto span = milliseconds_or_zero(timeout, "timeout");
+            py::gil_scoped_release release;
+            return g.split(color, key, span);
+          },
+          py::arg("color"), py::arg("key") = 0, py::arg("timeout") = py::none(),
+          "MPI_Comm_split: members with the same color form a group ordered by (key, rank); "
+          "color < 0 joins none (None). timeout as new_group's.")
       .def("abort", &ProcessGroup::abort, py::arg("reason") = "aborted by the user",
            py::call_guard<py::gil_scoped_release>())
       .def("_set_blocking_calls_interruptible", &set_blocking_calls_interruptible,

@@ -32,11 +32,12 @@ void release_finished_orphans() {
 }
 
 PyWork::PyWork(std::shared_ptr<Work> work, std::shared_ptr<ProcessGroup> group, HeldBuffers buffers,
-               std::string op)
+               std::string op, std::chrono::milliseconds timeout)
     : work_(std::move(work)),
       group_(std::move(group)),
       buffers_(std::move(buffers)),
-      op_(std::move(op)) {}
+      op_(std::move(op)),
+      timeout_(timeout) {}
 
 PyWork::~PyWork() {
   if (!buffers_.empty() && work_ && !work_->is_completed()) {
@@ -46,9 +47,9 @@ PyWork::~PyWork() {
 
 void PyWork::wait(std::optional<std::chrono::milliseconds> timeout) {
   using Clock = std::chrono::steady_clock;
-  // Without a timeout, the operation's own deadline (the group's timeout) bounds it; weft's
-  // wait below reports it with the operation's context once the polling has given up.
-  auto limit = timeout ? *timeout : group_->timeout();
+  // Without a timeout, the operation's own deadline (its timeout, else the group's) bounds it;
+  // weft's wait below reports it with the operation's context once the polling has given up.
+  auto limit = timeout ? *timeout : timeout_.count() > 0 ? timeout_ : group_->timeout();
   auto outcome = poll_until_done(*work_, Clock::now() + limit);
   if (outcome == WaitOutcome::kInterrupted) {
     {

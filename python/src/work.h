@@ -25,15 +25,17 @@ namespace weft::python {
 
 class PyWork {
  public:
+  // timeout: the operation's own (CollectiveOptions::timeout), 0 for the group's.
   PyWork(std::shared_ptr<Work> work, std::shared_ptr<ProcessGroup> group, HeldBuffers buffers,
-         std::string op);
+         std::string op, std::chrono::milliseconds timeout = {});
   ~PyWork();
   PyWork(const PyWork&) = delete;
   PyWork& operator=(const PyWork&) = delete;
 
   // Returns when the operation has finished; raises its error, TimeoutError when timeout passes
   // first (the operation is then cancelled), or the pending KeyboardInterrupt after aborting
-  // the group. Without timeout the wait is bounded by the group's timeout.
+  // the group. Without timeout the wait is bounded by the operation's timeout (its own, else
+  // the group's).
   void wait(std::optional<std::chrono::milliseconds> timeout);
   bool is_completed() const { return work_->is_completed(); }
   bool is_success() const { return work_->is_success(); }
@@ -47,6 +49,7 @@ class PyWork {
   std::shared_ptr<ProcessGroup> group_;
   HeldBuffers buffers_;
   std::string op_;
+  std::chrono::milliseconds timeout_;
 };
 
 // Drops the orphans whose operations have completed. Called before each new operation.

@@ -12,10 +12,15 @@ Work: keep its tensors untouched until wait() returns or is_completed() is true.
 Beyond torch's gloo: reduce_scatter, reduce_scatter_tensor, all_gather_into_tensor, uneven
 all_gather/gather/scatter, ReduceOp.AVG and PREMUL_SUM, bfloat16 and bool everywhere, scan and
 exscan.
+
+Timeouts: init_process_group's default is torch's default_pg_timeout (30 minutes) unless
+WEFT_TIMEOUT is set, which then wins; new_group(timeout=) and new_subgroups(timeout=) bound
+the new group's waits (None: the default group's timeout); barrier(timeout=) bounds one call.
 """
 
 import datetime as _datetime
 import os as _os
+import threading as _threading
 import time as _time
 import urllib.parse as _urlparse
 
@@ -35,6 +40,23 @@ from ._object_collectives import (  # noqa: F401  (re-exported)
     gather_object,
     scatter_object_list,
 )
+from ._coalesced import all_gather_coalesced, all_reduce_coalesced  # noqa: F401  (re-exported)
+from ._future import Future  # noqa: F401  (re-exported)
+from ._options import (  # noqa: F401  (re-exported)
+    AllreduceCoalescedOptions,
+    AllreduceOptions,
+    AllToAllOptions,
+    BarrierOptions,
+    BroadcastOptions,
+    DebugLevel,
+    GatherOptions,
+    ReduceOptions,
+    ReduceScatterOptions,
+    ScatterOptions,
+    get_debug_level,
+    set_debug_level,
+    set_debug_level_from_env,
+)
 
 __all__ = [
     "Backend", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "group",
@@ -47,10 +69,17 @@ __all__ = [
     "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
     "barrier", "monitored_barrier", "scan", "exscan",
     "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
+    "all_reduce_coalesced", "all_gather_coalesced", "new_subgroups", "new_subgroups_by_enumeration",
+    "is_gloo_available", "is_nccl_available", "is_mpi_available", "is_ucc_available",
+    "supports_complex", "dist_backend", "default_pg_timeout", "Future",
+    "DebugLevel", "get_debug_level", "set_debug_level", "set_debug_level_from_env",
+    "AllreduceOptions", "AllreduceCoalescedOptions", "AllToAllOptions", "BarrierOptions",
+    "BroadcastOptions", "GatherOptions", "ReduceOptions", "ReduceScatterOptions", "ScatterOptions",
 ]
 
-# torch's default is 30 minutes; weft's (WEFT_TIMEOUT) is 300 s. None here means weft's.
-default_pg_timeout = _datetime.timedelta(seconds=300)
+# torch's default timeout of a process group: init_process_group(timeout=None) uses it unless
+# WEFT_TIMEOUT is set in the environment (then WEFT_TIMEOUT's, as every weft program).
+default_pg_timeout = _datetime.timedelta(minutes=30)
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, "
                     "please make sure to call init_process_group.")
@@ -59,17 +88,24 @@ _MONITORED_BARRIER_TAG = 0x7FFF_FF01
 
 
 class Backend(str):
-    """Backend names. weft is the only one here; "gloo" is accepted as a synonym so that
-    torch programs run unchanged."""
-    WEFT = "weft"
-    GLOO = "gloo"
+    """Backend names, torch's constants plus WEFT. weft is the only backend here: "gloo" is
+    accepted as a synonym by init_process_group so that torch programs run unchanged; the
+    others name torch's backends, which weft.distributed does not run."""
     UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UCC = "ucc"
+    MPI = "mpi"
+    XCCL = "xccl"
+    FAKE = "fake"
+    WEFT = "weft"
 
     def __new__(cls, name):
         return str.__new__(cls, str(name).lower())
 
 
 _ACCEPTED_BACKENDS = ("weft", "gloo", "cpu:weft", "cpu:gloo", "undefined")
+dist_backend = Backend  # torch 1.13's old name
 
 
 class ProcessGroup:
@@ -128,19 +164,49 @@ class group:  # noqa: N801  (torch's spelling)
 
 class Work:
     """Handle of an asynchronous operation (torch's Work): wait(timeout=None), is_completed(),
-    is_success(), exception(), source_rank() (global rank, for receives)."""
+    is_success(), exception(), source_rank() (global rank, for receives), result() (the
+    operation's output tensors) and get_future() (a Future whose value is result())."""
 
-    __slots__ = ("_work", "_group")
+    __slots__ = ("_work", "_group", "_outputs", "_finish", "_future", "_lock")
 
-    def __init__(self, work, group_):
+    def __init__(self, work, group_, outputs=(), finish=None):
         self._work = work
         self._group = group_
+        self._outputs = list(outputs)
+        self._finish = finish  # run once after success (copies staged results back)
+        self._future = None
+        self._lock = _threading.Lock()
+
+    def _finished(self):
+        if self._finish is not None:
+            with self._lock:
+                if self._finish is not None:
+                    self._finish()
+                    self._finish = None
+
+    def _wait_value(self, timeout=None):
+        self._work.wait(timeout)
+        self._finished()
+        return list(self._outputs)
 
     def wait(self, timeout=None):
-        return self._work.wait(timeout)
+        try:
+            value = self._wait_value(timeout)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
+            if self._future is not None:
+                self._future._complete(None, error)
+            raise
+        if self._future is not None:
+            self._future._complete(value, None)
+        return True
 
     def is_completed(self):
-        return self._work.is_completed()
+        done = self._work.is_completed()
+        if done and self._finish is not None and self._work.is_success():
+            self._finished()
+        return done
 
     def is_success(self):
         return self._work.is_success()
@@ -153,6 +219,23 @@ class Work:
         return self._group._ranks[rank] if rank >= 0 else rank
 
     _source_rank = source_rank
+
+    def result(self):
+        """The operation's output tensors (waits for it first): [tensor] for broadcast,
+        all_reduce, reduce, scatter, send and recv, tensor_list for all_gather, gather_list on
+        gather's root, [] for barrier."""
+        self.wait()
+        return list(self._outputs)
+
+    def synchronize(self):
+        """torch's CUDA stream synchronization; on the CPU: wait()."""
+        self.wait()
+
+    def get_future(self):
+        """A Future completed with result() when the operation ends (or its error)."""
+        if self._future is None:
+            self._future = Future(self._wait_value, self.is_completed)
+        return self._future
 
     def __repr__(self):
         return repr(self._work)
@@ -173,8 +256,8 @@ def _error(cls, message, g=None, op=None, code="invalid_argument"):
     return error
 
 
-def _wrap(work, group_):
-    return None if work is None else Work(work, group_)
+def _wrap(work, group_, outputs=()):
+    return None if work is None else Work(work, group_, outputs)
 
 
 def _resolve(group_):
@@ -241,7 +324,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     init_method: None or "env://" (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; under weftrun
     WEFT_STORE_ADDR; under torchrun, torchrun's agent store), "tcp://host:port" or
     "file:///path". Or pass store= (rank and world_size then required). timeout: a timedelta
-    (default WEFT_TIMEOUT, 300 s) bounding the rendezvous and every later wait."""
+    (or seconds) bounding the rendezvous and every later wait; None: WEFT_TIMEOUT when set in
+    the environment, else default_pg_timeout (30 minutes, as torch)."""
     global _world
     if _world is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
@@ -257,6 +341,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         method = ""
     else:
         method, rank, world_size = _split_query(init_method or "env://", rank, world_size)
+    if timeout is None and not _os.environ.get("WEFT_TIMEOUT"):
+        timeout = default_pg_timeout
     pg = _weft.init_process_group(init_method=method, rank=rank, world_size=world_size,
                                   store=store, timeout=timeout,
                                   group_name=group_name or "default")
@@ -293,6 +379,30 @@ def is_available():
     return True
 
 
+# weft.distributed runs weft only: torch's backends are not available through it ("gloo" is
+# accepted by init_process_group as a name for weft, but weft is not gloo).
+def is_gloo_available():
+    return False
+
+
+def is_nccl_available():
+    return False
+
+
+def is_mpi_available():
+    return False
+
+
+def is_ucc_available():
+    return False
+
+
+def supports_complex(reduceOp):  # noqa: N803  (torch's name)
+    """torch's answer for the op (MAX, MIN, PRODUCT and the bitwise ops are not defined on
+    complex numbers). weft's buffers have no complex dtypes: view them as real pairs."""
+    return _reduce_op(reduceOp).name not in ("MAX", "MIN", "PRODUCT", "BAND", "BOR", "BXOR")
+
+
 def is_torchelastic_launched():
     return _os.environ.get("TORCHELASTIC_RUN_ID") is not None
 
@@ -315,18 +425,87 @@ def get_world_size(group=None):  # noqa: A002
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     """A group of the given global ranks. Every rank of the job calls it with the same ranks;
-    ranks outside get GroupMember.NON_GROUP_MEMBER. (weft's groups share the default group's
-    timeout: timeout here is accepted and ignored.)"""
+    ranks outside get GroupMember.NON_GROUP_MEMBER. timeout (timedelta or seconds) bounds the
+    new group's waits; None: the default group's timeout."""
     world = _resolve(None)
     if ranks is None:
         ranks = list(range(world.size()))
     ranks = sorted(int(r) for r in ranks)
-    pg = world._pg.new_group(ranks)
+    pg = world._pg.new_group(ranks, timeout=timeout)
     if pg is None:
         return GroupMember.NON_GROUP_MEMBER
     g = ProcessGroup(pg, ranks)
     _groups.append(g)
     return g
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None,  # noqa: A002
+                  pg_options=None):
+    """Splits group (default: all ranks) into consecutive subgroups of group_size ranks, as
+    torch: returns (this rank's subgroup, every subgroup), the latter holding
+    GroupMember.NON_GROUP_MEMBER for the subgroups this rank is not in. group_size=None: the
+    ranks per machine (LOCAL_WORLD_SIZE, as weft.spawn, weftrun and torchrun set), where torch
+    counts CUDA devices. One collective over group (ranks outside it get (None, []))."""
+    if group_size is None:
+        local = _os.environ.get("LOCAL_WORLD_SIZE")
+        if not local:
+            raise ValueError("new_subgroups: group_size=None takes the number of ranks per "
+                             "machine from LOCAL_WORLD_SIZE, which is not set; pass group_size")
+        group_size = int(local)
+    group_size = int(group_size)
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    g = _resolve(group)
+    if g is None:
+        return None, []
+    n = g.size()
+    if n < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size "
+                         f"({n})")
+    if n % group_size != 0:
+        raise ValueError(f"The world size ({n}) must be divisible by 'group_size' ({group_size})")
+    ranks = g._ranks
+    return _subgroups(g, [ranks[i:i + group_size] for i in range(0, n, group_size)], timeout,
+                      "new_subgroups")
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None,
+                                 pg_options=None):
+    """A subgroup per list of global ranks (disjoint; ranks may be left out), as torch: returns
+    (this rank's subgroup or None, every subgroup), the latter holding
+    GroupMember.NON_GROUP_MEMBER for the subgroups this rank is not in. Every rank calls it with
+    the same lists; one collective over all ranks."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    return _subgroups(_resolve(None), ranks_per_subgroup_list, timeout,
+                      "new_subgroups_by_enumeration")
+
+
+def _subgroups(parent, ranks_per_subgroup_list, timeout, op):
+    """Subgroups of parent from lists of global ranks, in one split."""
+    lists = [sorted(int(r) for r in ranks) for ranks in ranks_per_subgroup_list]
+    owner = {}
+    for ranks in lists:
+        if not ranks:
+            raise ValueError(f"{op}: a subgroup has no ranks")
+        for r in ranks:
+            if r in owner:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {owner[r]} and {ranks}")
+            if r not in parent._group_rank:
+                raise _error(_weft.InvalidArgumentError,
+                             f"{op}: rank {r} is not a member of the group (global ranks "
+                             f"{parent._ranks})", parent, op)
+            owner[r] = ranks
+    me = parent._ranks[parent.rank()]
+    color = next((i for i, ranks in enumerate(lists) if me in ranks), -1)
+    pg = parent._pg.split(color, me, timeout=timeout)
+    subgroups = [GroupMember.NON_GROUP_MEMBER] * len(lists)
+    if pg is None:
+        return None, subgroups
+    sub = ProcessGroup(pg, lists[color])
+    _groups.append(sub)
+    subgroups[color] = sub
+    return sub, subgroups
 
 
 def get_process_group_ranks(group):  # noqa: A002
@@ -362,14 +541,14 @@ def isend(tensor, dst, group=None, tag=0):  # noqa: A002
     g = _resolve(group)
     if g is None:
         return None
-    return Work(g._pg.isend(tensor, _group_rank(g, dst, "dst"), tag), g)
+    return Work(g._pg.isend(tensor, _group_rank(g, dst, "dst"), tag), g, [tensor])
 
 
 def irecv(tensor, src=None, group=None, tag=0):  # noqa: A002
     g = _resolve(group)
     if g is None:
         return None
-    return Work(g._pg.irecv(tensor, _group_rank(g, src, "src"), tag), g)
+    return Work(g._pg.irecv(tensor, _group_rank(g, src, "src"), tag), g, [tensor])
 
 
 class P2POp:
@@ -400,7 +579,7 @@ def batch_isend_irecv(p2p_op_list):
         return []
     ops = [(getattr(p.op, "__name__", "") == "isend", p.tensor,
             _group_rank(g, p.peer, "peer"), p.tag) for p in p2p_op_list]
-    return [Work(w, g) for w in g._pg.batch_isend_irecv(ops)]
+    return [Work(w, g, [p.tensor]) for w, p in zip(g._pg.batch_isend_irecv(ops), p2p_op_list)]
 
 
 # --- collectives ----------------------------------------------------------------------------
@@ -408,32 +587,35 @@ def batch_isend_irecv(p2p_op_list):
 def broadcast(tensor, src, group=None, async_op=False):  # noqa: A002
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.broadcast(tensor, _group_rank(g, src, "src"), async_op), g)
+        return _wrap(g._pg.broadcast(tensor, _group_rank(g, src, "src"), async_op), g, [tensor])
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):  # noqa: A002
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.all_reduce(tensor, _reduce_op(op), async_op), g)
+        return _wrap(g._pg.all_reduce(tensor, _reduce_op(op), async_op), g, [tensor])
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):  # noqa: A002
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.reduce(tensor, _group_rank(g, dst, "dst"), _reduce_op(op), async_op), g)
+        return _wrap(g._pg.reduce(tensor, _group_rank(g, dst, "dst"), _reduce_op(op), async_op), g,
+                     [tensor])
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):  # noqa: A002
     """tensor_list[r] receives rank r's tensor; sizes may differ by rank (uneven)."""
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.all_gather(list(tensor_list), tensor, async_op), g)
+        outputs = list(tensor_list)
+        return _wrap(g._pg.all_gather(outputs, tensor, async_op), g, outputs)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):  # noqa: A002
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.all_gather_into_tensor(output_tensor, input_tensor, async_op), g)
+        return _wrap(g._pg.all_gather_into_tensor(output_tensor, input_tensor, async_op), g,
+                     [output_tensor])
 
 
 def _all_gather_base(output_tensor, input_tensor, group=None, async_op=False):  # noqa: A002
@@ -456,7 +638,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False):  # noqa
         return None
     root = _group_rank(g, dst, "dst")
     outputs = _root_only_list(g, root, gather_list, "gather_list")
-    return _wrap(g._pg.gather(tensor, outputs, root, async_op), g)
+    return _wrap(g._pg.gather(tensor, outputs, root, async_op), g, outputs or [])
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):  # noqa: A002
@@ -465,20 +647,22 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False):  # no
         return None
     root = _group_rank(g, src, "src")
     inputs = _root_only_list(g, root, scatter_list, "scatter_list")
-    return _wrap(g._pg.scatter(tensor, inputs, root, async_op), g)
+    return _wrap(g._pg.scatter(tensor, inputs, root, async_op), g, [tensor])
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):  # noqa: A002
     """output receives the reduction of every rank's input_list[my rank]."""
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.reduce_scatter(output, list(input_list), _reduce_op(op), async_op), g)
+        return _wrap(g._pg.reduce_scatter(output, list(input_list), _reduce_op(op), async_op), g,
+                     [output])
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):  # noqa: A002
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.reduce_scatter_tensor(output, input, _reduce_op(op), async_op), g)
+        return _wrap(g._pg.reduce_scatter_tensor(output, input, _reduce_op(op), async_op), g,
+                     [output])
 
 
 def _reduce_scatter_base(output, input, op=ReduceOp.SUM, group=None, async_op=False):  # noqa: A002
@@ -488,8 +672,8 @@ def _reduce_scatter_base(output, input, op=ReduceOp.SUM, group=None, async_op=Fa
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):  # noqa: A002
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.all_to_all(list(output_tensor_list), list(input_tensor_list),
-                                      async_op), g)
+        outputs = list(output_tensor_list)
+        return _wrap(g._pg.all_to_all(outputs, list(input_tensor_list), async_op), g, outputs)
 
 
 def _numel(tensor):
@@ -524,13 +708,16 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
             out_splits = [_numel(output) // n] * n
         else:
             in_splits = [_numel(input) // n] * n
-    return _wrap(g._pg.all_to_all_single(output, input, out_splits, in_splits, async_op), g)
+    return _wrap(g._pg.all_to_all_single(output, input, out_splits, in_splits, async_op), g,
+                 [output])
 
 
-def barrier(group=None, async_op=False, device_ids=None):  # noqa: A002
+def barrier(group=None, async_op=False, device_ids=None, timeout=None):  # noqa: A002
+    """timeout (torch 2.x's): a timedelta or seconds bounding this barrier instead of the
+    group's timeout."""
     g = _resolve(group)
     if g is not None:
-        return _wrap(g._pg.barrier(async_op), g)
+        return _wrap(g._pg.barrier(async_op, timeout=timeout), g)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):  # noqa: A002
@@ -597,9 +784,10 @@ def exscan(output, input, op=ReduceOp.SUM, group=None):  # noqa: A002
         g._pg.exscan(output, input, _reduce_op(op))
 
 
-def split(color, key=0, group=None):  # noqa: A002
+def split(color, key=0, group=None, timeout=None):  # noqa: A002
     """MPI_Comm_split over group (default: all ranks): ranks with the same color form a new
-    group ordered by (key, rank); color < 0 joins none (returns NON_GROUP_MEMBER)."""
+    group ordered by (key, rank); color < 0 joins none (returns NON_GROUP_MEMBER). timeout as
+    new_group's."""
     g = _resolve(group)
     if g is None:
         return GroupMember.NON_GROUP_MEMBER
@@ -608,7 +796,7 @@ def split(color, key=0, group=None):  # noqa: A002
     mine = np.array([color, key], dtype=np.int64)
     table = np.zeros(2 * g.size(), dtype=np.int64)
     g._pg.all_gather_into_tensor(table, mine)
-    pg = g._pg.split(color, key)
+    pg = g._pg.split(color, key, timeout=timeout)
     if pg is None:
         return GroupMember.NON_GROUP_MEMBER
     members = sorted((int(table[2 * r + 1]), r) for r in range(g.size())
@@ -623,5 +811,7 @@ def _destroy_at_exit():
 
 
 import atexit as _atexit  # noqa: E402
+
+set_debug_level_from_env()  # as torch.distributed at import
 
 _atexit.register(_destroy_at_exit)
