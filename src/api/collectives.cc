@@ -81,7 +81,7 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
 
 // The selector's answer; out of line, as pick()'s common case needs none of this.
 [[gnu::noinline]] coll::Algorithm ask_selector(const core::Communicator& comm,
-                                               coll::Collective collective, std::size_t bytes,
+                                               core::OpKind collective, std::size_t bytes,
                                                const CollectiveOptions& options,
                                                bool equal_blocks) {
   coll::SelectionInput input;
@@ -96,11 +96,11 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
   try {
     return coll::choose_algorithm(input);
   } catch (const Error& e) {
-    api::invalid_argument(comm, coll::name_of(collective), e.message());
+    api::invalid_argument(comm, core::name_of(collective), e.message());
   }
 }
 
-inline coll::Algorithm pick(const core::Communicator& comm, coll::Collective collective,
+inline coll::Algorithm pick(const core::Communicator& comm, core::OpKind collective,
                             std::size_t bytes, const CollectiveOptions& options,
                             bool equal_blocks = true) {
   // Nothing forced on a group on one host, the common case: the selector's first rule, without
@@ -165,7 +165,7 @@ static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communic
   check_root(*comm, "broadcast", root);
   const bool out_of_place = input.data() != data.data() && comm->rank() == root;
   if (out_of_place) check_out_of_place(*comm, "broadcast", input, data);
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kBroadcast, data.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kBroadcast, data.bytes(), options);
   return api::launch(
       comm,
       {"broadcast",
@@ -203,7 +203,7 @@ static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communi
   check_op(*comm, "all_reduce", data.dtype(), op);
   const bool out_of_place = input.data() != data.data();
   if (out_of_place) check_out_of_place(*comm, "all_reduce", input, data);
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllReduce, data.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kAllReduce, data.bytes(), options);
   int size = comm->size();
   return api::launch(
       comm,
@@ -256,7 +256,7 @@ static std::shared_ptr<Work> reduce_impl(const std::shared_ptr<core::Communicato
   if (!in_place && !is_root && !own_scratch) {
     check_out_of_place(*comm, "reduce", input, output);
   }
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduce, input.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kReduce, input.bytes(), options);
   int size = comm->size();
   const DType dtype = input.dtype();
   const std::size_t count = input.count();
@@ -310,7 +310,7 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   api::check_buffer(*comm, output.data(), output.count(), "all_gather", "the output");
   check_same_dtype(*comm, "all_gather", input.dtype(), output.dtype());
   check_count(*comm, "all_gather", "the output", output.count(), input.count() * comm->size());
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllGather, output.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kAllGather, output.bytes(), options);
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
@@ -363,7 +363,7 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
   check_count(*comm, "all_gather", "this rank's output", outputs[comm->rank()].count(),
               input.count());
   coll::Algorithm algorithm =
-      pick(*comm, coll::Collective::kAllGather, total, options, /*equal_blocks=*/equal);
+      pick(*comm, core::OpKind::kAllGather, total, options, /*equal_blocks=*/equal);
   // Uneven sizes: the signature carries the total, which every rank agrees on.
   return api::launch(
       comm,
@@ -409,7 +409,7 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
     }
   }
   coll::Algorithm algorithm =
-      pick(*comm, coll::Collective::kGather, input.bytes() * comm->size(), options);
+      pick(*comm, core::OpKind::kGather, input.bytes() * comm->size(), options);
   Sizes byte_counts(comm->size(), input.bytes());
   return api::launch(
       comm,
@@ -452,7 +452,7 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
     }
   }
   coll::Algorithm algorithm =
-      pick(*comm, coll::Collective::kScatter, output.bytes() * comm->size(), options);
+      pick(*comm, core::OpKind::kScatter, output.bytes() * comm->size(), options);
   Sizes byte_counts(comm->size(), output.bytes());
   return api::launch(
       comm,
@@ -501,7 +501,7 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   const DType dtype = output.dtype();
   const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   const std::size_t total_bytes = total * size_of(dtype);
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduceScatter, total_bytes, options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kReduceScatter, total_bytes, options);
   const int size = comm->size();
   return api::launch(
       comm,
@@ -546,7 +546,7 @@ static std::shared_ptr<Work> reduce_scatter_tensor_impl(
   }
   api::check_buffer(*comm, output.data(), output.count(), "reduce_scatter", "the output");
   check_op(*comm, "reduce_scatter", output.dtype(), op);
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kReduceScatter, input.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kReduceScatter, input.bytes(), options);
   const int size = comm->size();
   // No size lists and no copy: building them was a visible part of a small call's cost.
   return api::launch(
@@ -656,7 +656,7 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
     const std::size_t block = equal_block_bytes(*comm, "the input", input.count(), element);
     equal_block_bytes(*comm, "the output", output.count(), element);
     check_count(*comm, "all_to_all", "the output", output.count(), input.count());
-    coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
+    coll::Algorithm algorithm = pick(*comm, core::OpKind::kAllToAll, input.bytes(), options);
     // No size lists: building them was a visible part of a small call's cost.
     return api::launch(
         comm,
@@ -669,7 +669,7 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
   }
   Sizes sends = block_bytes(*comm, "the input", input_splits, input.count(), element);
   Sizes recvs = block_bytes(*comm, "the output", output_splits, output.count(), element);
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kAllToAll, input.bytes(), options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kAllToAll, input.bytes(), options);
   return api::launch(
       comm,
       {"all_to_all",
@@ -716,7 +716,7 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
     recvs[r] = outputs[r].bytes();
   }
   coll::Algorithm algorithm =
-      pick(*comm, coll::Collective::kAllToAll,
+      pick(*comm, core::OpKind::kAllToAll,
            std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
   return api::launch(
       comm,
@@ -755,7 +755,7 @@ std::shared_ptr<Work> ProcessGroup::iall_to_all(const std::vector<ConstBufferVie
 
 static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicator>& comm,
                                           const CollectiveOptions& options, bool async) {
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kBarrier, 0, options);
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kBarrier, 0, options);
   return api::launch(
       comm,
       {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes,
@@ -781,7 +781,8 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
   check_op(*comm, name, input.dtype(), op);
   if (op.kind == ReduceOp::kAvg)
     api::invalid_argument(*comm, name, "AVG has no meaning for a scan");
-  coll::Algorithm algorithm = pick(*comm, coll::Collective::kScan, input.bytes(), options);
+  // Chosen as a scan either way: one WEFT_ALGO entry ("scan=...") covers both.
+  coll::Algorithm algorithm = pick(*comm, core::OpKind::kScan, input.bytes(), options);
   api::launch(
       comm,
       {name,

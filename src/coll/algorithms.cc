@@ -35,7 +35,7 @@ namespace {
 // "shm" runs on the group's shared-memory window; without one (a member could not map it), the
 // algorithm the selector picks for a group spread over hosts. Every member reaches the same
 // answer: the window is agreed on by all.
-bool use_window(CollectiveCall& call, Algorithm& algorithm, Collective collective,
+bool use_window(CollectiveCall& call, Algorithm& algorithm, core::OpKind collective,
                 std::size_t bytes, bool equal_blocks = true) {
   if (algorithm != Algorithm::kShm) return false;
   if (call.size() == 1 || call.window()) return true;
@@ -56,7 +56,7 @@ bool all_equal(std::span<const std::size_t> sizes) {
 
 void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t bytes,
                    int root) {
-  if (use_window(call, algorithm, Collective::kBroadcast, bytes)) {
+  if (use_window(call, algorithm, core::OpKind::kBroadcast, bytes)) {
     return shm_broadcast(call, data, bytes, root);
   }
   switch (algorithm) {
@@ -73,7 +73,7 @@ void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::s
 
 void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                     DType dtype, ReduceOp op) {
-  if (use_window(call, algorithm, Collective::kAllReduce, count * size_of(dtype))) {
+  if (use_window(call, algorithm, core::OpKind::kAllReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op);
   }
   switch (algorithm) {
@@ -94,7 +94,7 @@ void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::
 
 void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root) {
-  if (use_window(call, algorithm, Collective::kReduce, count * size_of(dtype))) {
+  if (use_window(call, algorithm, core::OpKind::kReduce, count * size_of(dtype))) {
     return shm_all_reduce(call, data, count, dtype, op, root);
   }
   switch (algorithm) {
@@ -109,7 +109,7 @@ void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size
 
 void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                     std::span<const std::size_t> byte_counts) {
-  if (use_window(call, algorithm, Collective::kAllGather, sum(byte_counts),
+  if (use_window(call, algorithm, core::OpKind::kAllGather, sum(byte_counts),
                  all_equal(byte_counts))) {
     return shm_all_gather(call, input, output, byte_counts);
   }
@@ -128,7 +128,7 @@ void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input
 void run_even_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                          std::size_t block) {
   const int p = call.size();
-  if (use_window(call, algorithm, Collective::kAllGather, block * static_cast<std::size_t>(p))) {
+  if (use_window(call, algorithm, core::OpKind::kAllGather, block * static_cast<std::size_t>(p))) {
     return shm_even_all_gather(call, input, output, block);
   }
   run_all_gather(algorithm, call, input, output, MemberList<std::size_t>(p, block));
@@ -148,7 +148,7 @@ void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, v
 
 void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                         std::span<const std::size_t> counts, DType dtype, ReduceOp op) {
-  if (use_window(call, algorithm, Collective::kReduceScatter, sum(counts) * size_of(dtype))) {
+  if (use_window(call, algorithm, core::OpKind::kReduceScatter, sum(counts) * size_of(dtype))) {
     return shm_reduce_scatter(call, input, output, counts, dtype, op);
   }
   if (algorithm != Algorithm::kRing) unknown("reduce_scatter", algorithm);
@@ -158,7 +158,7 @@ void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* i
 void run_even_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input,
                              void* output, std::size_t count, DType dtype, ReduceOp op) {
   const int p = call.size();
-  if (use_window(call, algorithm, Collective::kReduceScatter,
+  if (use_window(call, algorithm, core::OpKind::kReduceScatter,
                  count * static_cast<std::size_t>(p) * size_of(dtype))) {
     return shm_even_reduce_scatter(call, input, output, count, dtype, op);
   }
@@ -170,7 +170,7 @@ void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input
                     std::span<const std::size_t> send_offsets, void* output,
                     std::span<const std::size_t> recv_bytes,
                     std::span<const std::size_t> recv_offsets) {
-  if (use_window(call, algorithm, Collective::kAllToAll, sum(send_bytes))) {
+  if (use_window(call, algorithm, core::OpKind::kAllToAll, sum(send_bytes))) {
     return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
   }
   if (algorithm != Algorithm::kPairwise) unknown("all_to_all", algorithm);
@@ -180,7 +180,7 @@ void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input
 void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                          std::size_t block) {
   const int p = call.size();
-  if (use_window(call, algorithm, Collective::kAllToAll, block * static_cast<std::size_t>(p))) {
+  if (use_window(call, algorithm, core::OpKind::kAllToAll, block * static_cast<std::size_t>(p))) {
     return shm_even_all_to_all(call, input, output, block);
   }
   MemberList<std::size_t> bytes(p, block), offsets = back_to_back_offsets(p, block);
@@ -188,7 +188,7 @@ void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* 
 }
 
 void run_barrier(Algorithm algorithm, CollectiveCall& call) {
-  if (use_window(call, algorithm, Collective::kBarrier, 0)) return shm_barrier(call);
+  if (use_window(call, algorithm, core::OpKind::kBarrier, 0)) return shm_barrier(call);
   if (algorithm != Algorithm::kDissemination) unknown("barrier", algorithm);
   dissemination_barrier(call);
 }

@@ -7,6 +7,8 @@
 
 namespace weft::coll {
 
+using core::OpKind;
+
 namespace {
 
 constexpr std::size_t kKiB = 1024;
@@ -15,14 +17,14 @@ constexpr std::size_t kMiB = 1024 * kKiB;
 bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // The collective's algorithm of this name, if it has one.
-std::optional<Algorithm> find(Collective collective, std::string_view name) {
+std::optional<Algorithm> find(OpKind collective, std::string_view name) {
   for (Algorithm algorithm : algorithms_of(collective)) {
     if (name == name_of(algorithm)) return algorithm;
   }
   return std::nullopt;
 }
 
-std::string valid_names(Collective collective) {
+std::string valid_names(OpKind collective) {
   std::string text;
   for (Algorithm algorithm : algorithms_of(collective)) {
     text += (text.empty() ? "" : ", ") + std::string(name_of(algorithm));
@@ -30,7 +32,7 @@ std::string valid_names(Collective collective) {
   return text;
 }
 
-[[noreturn]] void no_such_algorithm(Collective collective, std::string_view name,
+[[noreturn]] void no_such_algorithm(OpKind collective, std::string_view name,
                                     const std::string& context) {
   throw Error(ErrorCode::kInvalidArgument, context + name_of(collective) + " has no algorithm '" +
                                                std::string(name) +
@@ -38,7 +40,7 @@ std::string valid_names(Collective collective) {
 }
 
 // What WEFT_ALGO (its value, or the environment's when null) says for this collective.
-std::optional<Algorithm> from_environment(Collective collective, const std::string* setting) {
+std::optional<Algorithm> from_environment(OpKind collective, const std::string* setting) {
   std::string value = setting ? *setting : util::setting_string("WEFT_ALGO");
   if (value.empty()) return std::nullopt;
   if (value.find('=') == std::string::npos) return find(collective, value);
@@ -60,9 +62,16 @@ std::optional<Algorithm> from_environment(Collective collective, const std::stri
   return std::nullopt;
 }
 
-bool has_hierarchical_algorithm(Collective collective) {
-  return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
-         collective == Collective::kReduce || collective == Collective::kAllGather;
+bool has_hierarchical_algorithm(OpKind collective) {
+  return collective == OpKind::kAllReduce || collective == OpKind::kBroadcast ||
+         collective == OpKind::kReduce || collective == OpKind::kAllGather;
+}
+
+void require_selectable(OpKind kind) {
+  if (!selects_for(kind)) {
+    throw Error(ErrorCode::kInternal,
+                std::string("the selector has no algorithms for ") + name_of(kind));
+  }
 }
 
 Algorithm by_size(const SelectionInput& in) {
@@ -71,15 +80,15 @@ Algorithm by_size(const SelectionInput& in) {
   if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
   switch (in.collective) {
     // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).
-    case Collective::kAllReduce:
+    case OpKind::kAllReduce:
       if (in.group_size <= 4 && in.bytes <= 256 * kKiB) return Algorithm::kRecursiveDoubling;
       if (in.bytes <= 16 * kKiB) return Algorithm::kRecursiveDoubling;
       if (is_power_of_two(in.group_size) && in.bytes <= 1 * kMiB) return Algorithm::kRabenseifner;
       return Algorithm::kRing;
-    case Collective::kBroadcast:
+    case OpKind::kBroadcast:
       return in.group_size <= 4 || in.bytes < 512 * kKiB ? Algorithm::kBinomial
                                                          : Algorithm::kScatterAllgather;
-    case Collective::kAllGather:
+    case OpKind::kAllGather:
       // in.bytes is the whole gathered output.
       return in.equal_blocks && in.bytes <= 1 * kMiB ? Algorithm::kBruck : Algorithm::kRing;
     default:
@@ -88,32 +97,6 @@ Algorithm by_size(const SelectionInput& in) {
 }
 
 }  // namespace
-
-const char* name_of(Collective collective) {
-  switch (collective) {
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kReduce:
-      return "reduce";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kGather:
-      return "gather";
-    case Collective::kScatter:
-      return "scatter";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllToAll:
-      return "all_to_all";
-    case Collective::kBarrier:
-      return "barrier";
-    case Collective::kScan:
-      return "scan";
-  }
-  return "unknown";
-}
 
 const char* name_of(Algorithm algorithm) {
   switch (algorithm) {
@@ -143,7 +126,7 @@ const char* name_of(Algorithm algorithm) {
   return "unknown";
 }
 
-const std::vector<Algorithm>& algorithms_of(Collective collective) {
+const std::vector<Algorithm>& algorithms_of(OpKind collective) {
   using enum Algorithm;
   static const std::vector<Algorithm> kBroadcast{kBinomial, kScatterAllgather, kShm, kHierarchical};
   static const std::vector<Algorithm> kAllReduce{kRing, kRecursiveDoubling, kRabenseifner, kNaive,
@@ -155,31 +138,38 @@ const std::vector<Algorithm>& algorithms_of(Collective collective) {
   static const std::vector<Algorithm> kPairwiseOrShm{kPairwise, kShm};
   static const std::vector<Algorithm> kBarrier{kDissemination, kShm};
   static const std::vector<Algorithm> kScan{kRecursiveDoubling};
+  static const std::vector<Algorithm> kNone;
   switch (collective) {
-    case Collective::kBroadcast:
+    case OpKind::kBroadcast:
       return kBroadcast;
-    case Collective::kAllReduce:
+    case OpKind::kAllReduce:
       return kAllReduce;
-    case Collective::kReduce:
+    case OpKind::kReduce:
       return kReduce;
-    case Collective::kGather:
-    case Collective::kScatter:
+    case OpKind::kGather:
+    case OpKind::kScatter:
       return kTree;
-    case Collective::kAllGather:
+    case OpKind::kAllGather:
       return kAllGather;
-    case Collective::kReduceScatter:
+    case OpKind::kReduceScatter:
       return kRingOrShm;
-    case Collective::kAllToAll:
+    case OpKind::kAllToAll:
       return kPairwiseOrShm;
-    case Collective::kBarrier:
+    case OpKind::kBarrier:
       return kBarrier;
-    case Collective::kScan:
+    case OpKind::kScan:
       return kScan;
+    case OpKind::kPointToPoint:
+    case OpKind::kExscan:
+      return kNone;
   }
-  return kRingOrShm;
+  return kNone;
 }
 
+bool selects_for(OpKind kind) { return !algorithms_of(kind).empty(); }
+
 Algorithm choose_algorithm(const SelectionInput& input) {
+  require_selectable(input.collective);
   // Nothing asked for (the common case): no setting to parse, a visible part of a small call.
   if (input.forced.empty() && input.algorithm_setting && input.algorithm_setting->empty()) {
     return by_size(input);
@@ -199,6 +189,7 @@ Algorithm choose_algorithm(const SelectionInput& input) {
 }
 
 Algorithm choose_without_shared_memory(const SelectionInput& input) {
+  require_selectable(input.collective);
   SelectionInput spread = input;
   spread.single_host = false;
   spread.spans_hosts = false;

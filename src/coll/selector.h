@@ -13,20 +13,9 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::coll {
+#include "core/op_signature.h"
 
-enum class Collective {
-  kBroadcast,
-  kAllReduce,
-  kReduce,
-  kAllGather,
-  kGather,
-  kScatter,
-  kReduceScatter,
-  kAllToAll,
-  kBarrier,
-  kScan,
-};
+namespace weft::coll {
 
 // Every algorithm of every collective. A typed id, not a name: a small call chooses and
 // dispatches one, and comparing names was a visible part of its cost.
@@ -44,14 +33,17 @@ enum class Algorithm : uint8_t {
   kDissemination,
 };
 
-const char* name_of(Collective collective);
 // The name users write in an option or WEFT_ALGO: "shm", "recursive_doubling", ...
 const char* name_of(Algorithm algorithm);
-// The algorithms a collective has, the default first.
-const std::vector<Algorithm>& algorithms_of(Collective collective);
+// Whether the selector chooses for `kind`. Not for point-to-point, which has no algorithms;
+// not for exscan either, which the API chooses for as scan, so that one WEFT_ALGO entry
+// ("scan=...") and one row of docs/algorithms.md cover both.
+bool selects_for(core::OpKind kind);
+// The algorithms a collective has, the default first (none where !selects_for(kind)).
+const std::vector<Algorithm>& algorithms_of(core::OpKind collective);
 
 struct SelectionInput {
-  Collective collective;
+  core::OpKind collective;
   std::size_t bytes = 0;  // the per-rank message (nccl-tests' "size")
   int group_size = 1;
   bool equal_blocks = true;  // all_gather: every rank contributes the same size
@@ -62,15 +54,27 @@ struct SelectionInput {
   const std::string* algorithm_setting = nullptr;
 };
 
+// A kind it does not choose for (!selects_for) is a caller's bug: an internal error.
 Algorithm choose_algorithm(const SelectionInput& input);
 
 // Whether `collective` on a group whose members all share one host (SelectionInput's
 // single_host) runs the shared-memory algorithm at every size when nothing forces another:
 // choose_algorithm's first rule, inline so that callers can skip building its input (a
 // visible part of a small call's cost).
-inline bool runs_shm_unforced(Collective collective, bool single_host) {
-  return single_host && collective != Collective::kGather && collective != Collective::kScatter &&
-         collective != Collective::kScan;
+inline bool runs_shm_unforced(core::OpKind collective, bool single_host) {
+  if (!single_host) return false;
+  switch (collective) {
+    case core::OpKind::kBroadcast:
+    case core::OpKind::kAllReduce:
+    case core::OpKind::kReduce:
+    case core::OpKind::kAllGather:
+    case core::OpKind::kReduceScatter:
+    case core::OpKind::kAllToAll:
+    case core::OpKind::kBarrier:
+      return true;
+    default:
+      return false;
+  }
 }
 // What runs when "shm" was chosen but the group could not map a shared-memory window, and
 // between the leaders of a hierarchical algorithm: the selector's choice for a group of one

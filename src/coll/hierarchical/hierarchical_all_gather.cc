@@ -33,7 +33,7 @@ void hierarchical_all_gather(CollectiveCall& call, const void* input, void* outp
                              [&](std::size_t b) { return b == host_bytes[0]; });
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{Collective::kAllGather, total, groups.leaders->size(), equal});
+        SelectionInput{core::OpKind::kAllGather, total, groups.leaders->size(), equal});
     run_all_gather(algorithm, across, by_host.data() + host_offsets[my_host], by_host.data(),
                    host_bytes);
   }

@@ -13,7 +13,7 @@ void hierarchical_all_reduce(CollectiveCall& call, void* data, std::size_t count
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{Collective::kAllReduce, bytes, groups.leaders->size()});
+        SelectionInput{core::OpKind::kAllReduce, bytes, groups.leaders->size()});
     run_all_reduce(algorithm, across, data, count, dtype, op);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);

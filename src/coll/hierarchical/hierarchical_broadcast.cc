@@ -21,7 +21,7 @@ void hierarchical_broadcast(CollectiveCall& call, void* data, std::size_t bytes,
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{Collective::kBroadcast, bytes, groups.leaders->size()});
+        SelectionInput{core::OpKind::kBroadcast, bytes, groups.leaders->size()});
     run_broadcast(algorithm, across, data, bytes, root_host);  // leaders rank by host
   }
   if (!on_root_host) {

@@ -28,7 +28,7 @@ void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DT
   if (leader) {
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{Collective::kReduce, bytes, groups.leaders->size()});
+        SelectionInput{core::OpKind::kReduce, bytes, groups.leaders->size()});
     run_reduce(algorithm, across, partial, count, dtype, op, root_host);
   }
   if (layout.host_of[call.rank()] != root_host) return;
