@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 
+#include "support/errors.h"
 #include "support/thread_ranks.h"
 #include "support/typed_values.h"
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/local_window.h"
+#include "support/errors.h"
 #include "support/thread_ranks.h"
 
 namespace weft {

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "support/errors.h"
+#include "support/temp_paths.h"
 #include "support/thread_ranks.h"
 #include "util/socket.h"
 
@@ -65,7 +67,7 @@ TEST(Lifecycle, TcpInitOverIPv4) {
 }
 
 TEST(Lifecycle, FileInitRemovesItsFile) {
-  std::string path = "/tmp/weft_lifecycle_" + std::to_string(getpid());
+  std::string path = testing::unique_temp_path("lifecycle");
   exchange_through("file://" + path);
   EXPECT_NE(access(path.c_str(), F_OK), 0) << "the store file was left behind";
 }

@@ -9,8 +9,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
-#include <latch>
 #include <memory>
 #include <numeric>
 #include <span>
@@ -28,38 +26,17 @@
 #include "coll/scatter/binomial_scatter.h"
 #include "coll/shm/shm_collectives.h"
 #include "support/collective_harness.h"
+#include "support/errors.h"
 #include "support/thread_ranks.h"
 
 namespace weft {
 namespace {
 
 using core::OpKind;
+using testing::error_of;
 using testing::make_call;
-
-// testing::run_ranks, but no rank destroys its group before every rank has finished the body:
-// a member that leaves fails the collectives still running on the others (even ones that do
-// not involve it), and the algorithms here do not end in lockstep (a broadcast root finishes
-// first). The in-process latch is arrived at even when the body throws.
-//
-// NOTE(shutdown-race): then the ranks leave one at a time, 10 ms apart. World::on_peer_failed
-// holds strong references to communicators on the transport's thread while it handles a
-// leaving peer's goodbye; a group destroyed at that moment is destroyed on that thread, whose
-// TcpTransport::shutdown joins itself (std::terminate, "Resource deadlock avoided"). Leaving in
-// turn keeps goodbyes away from groups being destroyed. Remove once core fixes the race.
-void run_ranks(int world_size, const std::function<void(ProcessGroup&)>& body) {
-  std::latch finished(world_size);
-  testing::run_ranks(world_size, [&](ProcessGroup& group) {
-    struct Arrive {
-      std::latch& latch;
-      int rank;
-      ~Arrive() {
-        latch.arrive_and_wait();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10) * rank);
-      }
-    } arrive{finished, group.rank()};
-    body(group);
-  });
-}
+using testing::pattern_data;
+using testing::run_ranks_leaving_in_turn;
 
 constexpr uint8_t kUntouched = 0xEE;  // never produced by pattern() (< 113)
 constexpr std::size_t kLarge = (1u << 20) + 3;
@@ -73,14 +50,6 @@ std::vector<std::size_t> sizes_for(int p) {
                                  static_cast<std::size_t>(p + 1), 1023};
   if (has_large(p)) sizes.push_back(kLarge);
   return sizes;
-}
-
-// Bytes `who` contributes, from `start` on: exact and predictable on every rank.
-std::vector<uint8_t> data_of(int seed, int who, std::size_t n) {
-  std::vector<uint8_t> data(n);
-  for (std::size_t i = 0; i < n; ++i)
-    data[i] = static_cast<uint8_t>(testing::pattern(seed, who, i));
-  return data;
 }
 
 // "" when equal, else where and how they first differ.
@@ -129,14 +98,14 @@ using BroadcastFn = void (*)(coll::CollectiveCall&, void*, std::size_t, int);
 void check_broadcast(BroadcastFn broadcast, const char* name, std::size_t segment_bytes,
                      bool large_only_at_ends) {
   for (int world : kWorlds) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       const int p = group.size(), rank = group.rank();
       int seed = 0;
       for (std::size_t bytes : sizes_for(p)) {
         for (int root = 0; root < p; ++root) {
           if (bytes == kLarge && large_only_at_ends && root != 0 && root != p - 1) continue;
           ++seed;
-          std::vector<uint8_t> want = data_of(seed, root, bytes);
+          std::vector<uint8_t> want = pattern_data<uint8_t>(seed, root, bytes);
           std::vector<uint8_t> data = rank == root ? want : std::vector<uint8_t>(bytes, kUntouched);
           auto call = make_call(group, name, OpKind::kBroadcast, DType::kUInt8, bytes,
                                 ReduceOp::kSum, root, segment_bytes);
@@ -173,9 +142,9 @@ TEST(MovingAlgorithms, ScatterAllGatherBroadcast) {
 
 // 64 KiB segments: 17 of them, the last one 3 bytes.
 TEST(MovingAlgorithms, BroadcastLargeMessageInManySegments) {
-  run_ranks(5, [](ProcessGroup& group) {
+  run_ranks_leaving_in_turn(5, [](ProcessGroup& group) {
     for (int root : {0, 3}) {
-      std::vector<uint8_t> want = data_of(root + 100, root, kLarge);
+      std::vector<uint8_t> want = pattern_data<uint8_t>(root + 100, root, kLarge);
       std::vector<uint8_t> data =
           group.rank() == root ? want : std::vector<uint8_t>(kLarge, kUntouched);
       auto call = make_call(group, "binomial_broadcast", OpKind::kBroadcast, DType::kUInt8, kLarge,
@@ -196,7 +165,7 @@ using AllGatherFn = void (*)(coll::CollectiveCall&, const void*, void*,
 std::vector<uint8_t> gathered(int seed, const std::vector<std::size_t>& counts) {
   std::vector<uint8_t> all;
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    auto block = data_of(seed, static_cast<int>(r), counts[r]);
+    auto block = pattern_data<uint8_t>(seed, static_cast<int>(r), counts[r]);
     all.insert(all.end(), block.begin(), block.end());
   }
   return all;
@@ -209,7 +178,7 @@ void check_all_gather_case(ProcessGroup& group, AllGatherFn all_gather, const ch
   const int p = group.size(), rank = group.rank();
   auto offsets = prefix(counts);
   std::vector<uint8_t> want = gathered(seed, counts);
-  std::vector<uint8_t> mine = data_of(seed, rank, counts[rank]);
+  std::vector<uint8_t> mine = pattern_data<uint8_t>(seed, rank, counts[rank]);
   std::vector<uint8_t> output(offsets[p], kUntouched);
   const void* input = mine.data();
   if (in_place) {
@@ -227,7 +196,7 @@ void check_all_gather_case(ProcessGroup& group, AllGatherFn all_gather, const ch
 void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only,
                       std::size_t segment_bytes = 1u << 20) {
   for (int world : kWorlds) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       const int p = group.size();
       int seed = 0;
       for (std::size_t m : sizes_for(p)) {
@@ -247,7 +216,7 @@ void check_all_gather(AllGatherFn all_gather, const char* name, bool equal_only,
 // util::kStreamOutputFrom (written with streaming stores); in place or not.
 void check_large_shm_all_gather() {
   for (int world : {2, 3}) {
-    run_ranks(world, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [](ProcessGroup& group) {
       const int p = group.size();
       std::vector<std::vector<std::size_t>> sets{std::vector<std::size_t>(p, (512u << 10) + 5),
                                                  std::vector<std::size_t>(p, (4u << 20) + 100)};
@@ -289,7 +258,7 @@ TEST(MovingAlgorithms, SharedMemoryEvenAllGather) {
   check_all_gather(shm_even_all_gather, "shm_even_all_gather", true, 256);
   // Either side of the largest block that travels in the arrival lines.
   for (int world : {2, 3}) {
-    run_ranks(world, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [](ProcessGroup& group) {
       int seed = 700;
       for (std::size_t block : {std::size_t{16}, std::size_t{17}}) {
         for (bool in_place : {false, true}) {
@@ -307,12 +276,12 @@ TEST(MovingAlgorithms, SharedMemoryAllGatherLargeUnevenAndStreamed) {
 }
 
 TEST(MovingAlgorithms, BruckAllGatherRefusesUnevenCounts) {
-  run_ranks(3, [](ProcessGroup& group) {
+  run_ranks_leaving_in_turn(3, [](ProcessGroup& group) {
     std::vector<std::size_t> counts{4, 5, 4};
     std::vector<uint8_t> input(counts[group.rank()]), output(13);
     auto call = make_call(group, "bruck_all_gather", OpKind::kAllGather, DType::kUInt8, 4);
-    Error error = testing::error_of(
-        [&] { coll::bruck_all_gather(call, input.data(), output.data(), counts); });
+    Error error =
+        error_of([&] { coll::bruck_all_gather(call, input.data(), output.data(), counts); });
     EXPECT_EQ(error.code(), ErrorCode::kInternal);
   });
 }
@@ -322,7 +291,7 @@ TEST(MovingAlgorithms, BruckAllGatherRefusesUnevenCounts) {
 
 TEST(MovingAlgorithms, BinomialGather) {
   for (int world : kWorlds) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       const int p = group.size(), rank = group.rank();
       int seed = 0;
       for (std::size_t m : sizes_for(p)) {
@@ -333,7 +302,7 @@ TEST(MovingAlgorithms, BinomialGather) {
             if (m == kLarge && root != 0 && root != p - 1) continue;
             ++seed;
             auto offsets = prefix(counts);
-            std::vector<uint8_t> mine = data_of(seed, rank, counts[rank]);
+            std::vector<uint8_t> mine = pattern_data<uint8_t>(seed, rank, counts[rank]);
             // Non-roots pass no output: writing there would crash.
             std::vector<uint8_t> output(rank == root ? offsets[p] : 0, kUntouched);
             auto call = make_call(group, "binomial_gather", OpKind::kGather, DType::kUInt8, m,
@@ -353,7 +322,7 @@ TEST(MovingAlgorithms, BinomialGather) {
 
 TEST(MovingAlgorithms, BinomialScatter) {
   for (int world : kWorlds) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       const int p = group.size(), rank = group.rank();
       int seed = 0;
       for (std::size_t m : sizes_for(p)) {
@@ -371,7 +340,7 @@ TEST(MovingAlgorithms, BinomialScatter) {
                                   ReduceOp::kSum, root);
             coll::binomial_scatter(call, rank == root ? input.data() : nullptr, output.data(),
                                    counts, root);
-            EXPECT_EQ(difference(output, data_of(seed, rank, counts[rank])), "")
+            EXPECT_EQ(difference(output, pattern_data<uint8_t>(seed, rank, counts[rank])), "")
                 << where("binomial_scatter", p, rank, m, root);
           }
         }
@@ -420,12 +389,12 @@ void check_all_to_all_case(ProcessGroup& group, AllToAllFn all_to_all, const cha
   if (in_place) recv_offsets = send_offsets;
   std::vector<uint8_t> input(send_total, kUntouched), output(recv_total, kUntouched);
   for (int peer = 0; peer < p; ++peer) {
-    auto block = data_of(seed, rank * p + peer, send_bytes[peer]);
+    auto block = pattern_data<uint8_t>(seed, rank * p + peer, send_bytes[peer]);
     std::copy(block.begin(), block.end(), input.begin() + send_offsets[peer]);
   }
   std::vector<uint8_t> want(in_place ? send_total : recv_total, kUntouched);
   for (int peer = 0; peer < p; ++peer) {
-    auto block = data_of(seed, peer * p + rank, recv_bytes[peer]);
+    auto block = pattern_data<uint8_t>(seed, peer * p + rank, recv_bytes[peer]);
     std::copy(block.begin(), block.end(), want.begin() + recv_offsets[peer]);
   }
   // As the API signs it: an even call carries its count (which its members then agree on),
@@ -441,7 +410,7 @@ void check_all_to_all_case(ProcessGroup& group, AllToAllFn all_to_all, const cha
 
 void check_all_to_all(AllToAllFn all_to_all, const char* name, std::size_t segment_bytes) {
   for (int world : kWorlds) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       const int p = group.size();
       int seed = 0;
       std::vector<std::size_t> sizes = sizes_for(p);
@@ -476,9 +445,9 @@ void check_even_all_to_all_case(ProcessGroup& group, std::size_t segment_bytes, 
   const std::size_t total = block * static_cast<std::size_t>(p);
   std::vector<uint8_t> input, output(total, kUntouched), want;
   for (int peer = 0; peer < p; ++peer) {
-    auto sent = data_of(seed, rank * p + peer, block);
+    auto sent = pattern_data<uint8_t>(seed, rank * p + peer, block);
     input.insert(input.end(), sent.begin(), sent.end());
-    auto received = data_of(seed, peer * p + rank, block);
+    auto received = pattern_data<uint8_t>(seed, peer * p + rank, block);
     want.insert(want.end(), received.begin(), received.end());
   }
   auto call = make_call(group, "shm_even_all_to_all", OpKind::kAllToAll, DType::kUInt8, total,
@@ -495,7 +464,7 @@ TEST(MovingAlgorithms, SharedMemoryEvenAllToAll) {
   // ones take rounds without a header up to the size of single-copy reads (64 KiB, or 512 KiB
   // when the members outnumber the cores), then the general form.
   for (int world : kWorlds) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       int seed = 200;
       const std::size_t tiny = 16 / static_cast<std::size_t>(group.size());
       for (std::size_t block : {std::size_t{0}, std::size_t{1}, tiny, tiny + 1, std::size_t{4099},
@@ -516,7 +485,7 @@ TEST(MovingAlgorithms, SharedMemoryEvenAllToAll) {
 // while they write, so all copy through the slots, starting in round 1), or all in place.
 void check_large_shm_all_to_all() {
   for (int world : {2, 3, 4}) {
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       int seed = 100;
       for (std::size_t m : {std::size_t{64 * 1024 - 1}, std::size_t{64 * 1024},
                             std::size_t{100'003}, std::size_t{(1u << 20) + 5}}) {
@@ -556,7 +525,7 @@ void check_barrier(void (*barrier)(coll::CollectiveCall&), const char* name) {
     constexpr int kRounds = 10;
     auto arrived = std::make_unique<std::atomic<int>[]>(kRounds);
     for (int t = 0; t < kRounds; ++t) arrived[t] = 0;
-    run_ranks(world, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(world, [&](ProcessGroup& group) {
       const int p = group.size(), rank = group.rank();
       for (int t = 0; t < kRounds; ++t) {
         // A different rank is late each round.

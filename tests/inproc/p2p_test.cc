@@ -8,20 +8,15 @@
 #include <optional>
 #include <thread>
 
+#include "support/errors.h"
 #include "support/thread_ranks.h"
 
 namespace weft {
 namespace {
 
 using testing::error_of;
-using testing::pattern;
+using testing::pattern_data;
 using testing::run_ranks;
-
-std::vector<int32_t> make_data(int seed, int rank, std::size_t count) {
-  std::vector<int32_t> data(count);
-  for (std::size_t i = 0; i < count; ++i) data[i] = pattern(seed, rank, i);
-  return data;
-}
 
 // Sets the variables that pick a path for the length of a test.
 class PathTest : public ::testing::TestWithParam<std::string> {
@@ -60,14 +55,14 @@ TEST_P(PointToPoint, MessagesWithOneTagArriveInOrder) {
     if (group.rank() == 0) {
       std::vector<std::shared_ptr<Work>> works;
       std::vector<std::vector<int32_t>> data;
-      for (int i = 0; i < kMessages; ++i) data.push_back(make_data(i, 0, 1 + i % 7));
+      for (int i = 0; i < kMessages; ++i) data.push_back(pattern_data<int32_t>(i, 0, 1 + i % 7));
       for (int i = 0; i < kMessages; ++i) works.push_back(group.isend(data[i], 1, 5));
       for (auto& work : works) work->wait();
     } else {
       for (int i = 0; i < kMessages; ++i) {
         std::vector<int32_t> got(1 + i % 7);
         group.recv(got, 0, 5);
-        EXPECT_EQ(got, make_data(i, 0, 1 + i % 7)) << "message " << i;
+        EXPECT_EQ(got, pattern_data<int32_t>(i, 0, 1 + i % 7)) << "message " << i;
       }
     }
   });
@@ -165,12 +160,12 @@ TEST_P(PointToPoint, BatchExchangeInARingDoesNotDeadlock) {
     run_ranks(world, [](ProcessGroup& group) {
       int right = (group.rank() + 1) % group.size();
       int left = (group.rank() + group.size() - 1) % group.size();
-      auto out = make_data(1, group.rank(), 100'000);
+      auto out = pattern_data<int32_t>(1, group.rank(), 100'000);
       std::vector<int32_t> in(out.size());
       auto works = group.batch_isend_irecv(
           {P2POp::send(ConstBufferView(out), right), P2POp::recv(BufferView(in), left)});
       for (auto& work : works) work->wait();
-      EXPECT_EQ(in, make_data(1, left, 100'000));
+      EXPECT_EQ(in, pattern_data<int32_t>(1, left, 100'000));
       EXPECT_EQ(works[1]->source_rank(), left);
     });
   }
@@ -313,7 +308,7 @@ TEST_P(PointToPoint, EverySizeArrivesWholeAndInOrderBothWays) {
     int other = 1 - group.rank();
     std::vector<std::vector<int32_t>> out, in;
     for (std::size_t i = 0; i < counts.size(); ++i) {
-      out.push_back(make_data(static_cast<int>(i), group.rank(), counts[i]));
+      out.push_back(pattern_data<int32_t>(static_cast<int>(i), group.rank(), counts[i]));
       in.emplace_back(counts[i], -1);
     }
     std::vector<std::shared_ptr<Work>> works;
@@ -321,7 +316,8 @@ TEST_P(PointToPoint, EverySizeArrivesWholeAndInOrderBothWays) {
     for (std::size_t i = 0; i < counts.size(); ++i) works.push_back(group.irecv(in[i], other, 3));
     for (auto& work : works) work->wait();
     for (std::size_t i = 0; i < counts.size(); ++i) {
-      EXPECT_EQ(in[i], make_data(static_cast<int>(i), other, counts[i])) << "message " << i;
+      EXPECT_EQ(in[i], pattern_data<int32_t>(static_cast<int>(i), other, counts[i]))
+          << "message " << i;
     }
   });
 }
@@ -333,7 +329,7 @@ TEST_P(PointToPoint, ABurstLargerThanTheRingIsDeliveredInOrder) {
   run_ranks(2, [](ProcessGroup& group) {
     if (group.rank() == 0) {
       std::vector<std::vector<int32_t>> data;
-      for (int i = 0; i < kMessages; ++i) data.push_back(make_data(i, 0, 64 + i % 50));
+      for (int i = 0; i < kMessages; ++i) data.push_back(pattern_data<int32_t>(i, 0, 64 + i % 50));
       std::vector<std::shared_ptr<Work>> works;
       for (int i = 0; i < kMessages; ++i) works.push_back(group.isend(data[i], 1, 8));
       for (auto& work : works) work->wait();
@@ -342,7 +338,7 @@ TEST_P(PointToPoint, ABurstLargerThanTheRingIsDeliveredInOrder) {
       for (int i = 0; i < kMessages; ++i) {
         std::vector<int32_t> got(64 + i % 50);
         group.recv(got, 0, 8);
-        ASSERT_EQ(got, make_data(i, 0, 64 + i % 50)) << "message " << i;
+        ASSERT_EQ(got, pattern_data<int32_t>(i, 0, 64 + i % 50)) << "message " << i;
       }
     }
   });
@@ -356,7 +352,7 @@ TEST_P(PointToPoint, AnySourceTakesLargeAndSmallMessagesFromEverySender) {
   run_ranks(4, [&](ProcessGroup& group) {
     if (group.rank() != 0) {
       for (int round = 0; round < kRounds; ++round) {
-        group.send(make_data(round, group.rank(), count_of(round)), 0, 10 + round);
+        group.send(pattern_data<int32_t>(round, group.rank(), count_of(round)), 0, 10 + round);
       }
       return;
     }
@@ -365,7 +361,8 @@ TEST_P(PointToPoint, AnySourceTakesLargeAndSmallMessagesFromEverySender) {
       for (int i = 0; i < 3; ++i) {
         std::vector<int32_t> buffer(count_of(round), -1);
         int sender = group.recv(buffer, kAnySource, 10 + round);
-        EXPECT_EQ(buffer, make_data(round, sender, count_of(round))) << "round " << round;
+        EXPECT_EQ(buffer, pattern_data<int32_t>(round, sender, count_of(round)))
+            << "round " << round;
         senders.push_back(sender);
       }
       std::sort(senders.begin(), senders.end());
@@ -386,12 +383,14 @@ TEST_P(PointToPoint, TwoGroupsOnTwoThreadsShareTheRingsWithoutMixing) {
       int other = 1 - g.rank();
       for (int repeat = 0; repeat < 20; ++repeat) {
         for (std::size_t i = 0; i < counts.size(); ++i) {
-          auto mine = make_data(seed + repeat, g.rank() * 7 + static_cast<int>(i), counts[i]);
+          auto mine =
+              pattern_data<int32_t>(seed + repeat, g.rank() * 7 + static_cast<int>(i), counts[i]);
           std::vector<int32_t> theirs(counts[i], -1);
           auto sent = g.isend(mine, other, static_cast<int>(i));
           g.recv(theirs, other, static_cast<int>(i));
           sent->wait();
-          ASSERT_EQ(theirs, make_data(seed + repeat, other * 7 + static_cast<int>(i), counts[i]))
+          ASSERT_EQ(theirs, pattern_data<int32_t>(seed + repeat, other * 7 + static_cast<int>(i),
+                                                  counts[i]))
               << "seed " << seed << " repeat " << repeat << " message " << i;
         }
       }

@@ -11,11 +11,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <functional>
-#include <latch>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "coll/all_reduce/naive_all_reduce.h"
@@ -26,51 +23,24 @@
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
 #include "coll/shm/shm_collectives.h"
-#include "reduce/half_convert.h"
 #include "support/collective_harness.h"
 #include "support/thread_ranks.h"
+#include "support/typed_values.h"
 
 namespace weft {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
 using testing::make_call;
-
-// testing::run_ranks, but no rank destroys its group before every rank has finished the body:
-// a member that leaves fails the collectives still running on the others, even those that do
-// not involve it, and these algorithms do not end in lockstep. Ranks then leave one at a time
-// (the NOTE(shutdown-race) of moving_algorithms_test.cc: a group destroyed while the
-// transport's thread handles a goodbye can terminate the process).
-// NOTE(test-support): the same wrapper is in moving_algorithms_test.cc; it belongs in
-// tests/support/thread_ranks.h.
-void run_ranks(int world_size, const std::function<void(ProcessGroup&)>& body) {
-  std::latch finished(world_size);
-  testing::run_ranks(world_size, [&](ProcessGroup& group) {
-    struct Arrive {
-      std::latch& latch;
-      int rank;
-      ~Arrive() {
-        latch.arrive_and_wait();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10) * rank);
-      }
-    } arrive{finished, group.rank()};
-    body(group);
-  });
-}
+using testing::run_ranks_leaving_in_turn;
+using testing::store_value;
 
 constexpr std::size_t kSmallSegment = 64;  // bytes: many segments even for small counts
 
-const DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
-                            DType::kInt8,    DType::kUInt8,   DType::kInt16,   DType::kInt32,
-                            DType::kInt64,   DType::kBool};
-
-bool is_float(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
-         dtype == DType::kBFloat16;
-}
-
+// The ops the algorithms reduce themselves (the API turns AVG and PREMUL_SUM into sums).
 std::vector<ReduceOp::Kind> ops_for(DType dtype) {
-  if (is_float(dtype)) return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax};
+  if (testing::is_float(dtype))
+    return {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax};
   return {ReduceOp::kSum,  ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax,
           ReduceOp::kBand, ReduceOp::kBor,     ReduceOp::kBxor};
 }
@@ -87,57 +57,6 @@ int64_t value_of(DType dtype, ReduceOp::Kind op, int seed, int rank, std::size_t
   if (op == ReduceOp::kProduct) return is_unsigned ? 1 + p % 2 : (p % 3 == 0 ? -1 : p % 3);
   if (dtype == DType::kBFloat16) return p % 16 - 8;
   return is_unsigned ? p : p - 56;
-}
-
-void store(DType dtype, uint8_t* at, int64_t v) {
-  switch (dtype) {
-    case DType::kFloat32: {
-      float x = static_cast<float>(v);
-      std::memcpy(at, &x, 4);
-      break;
-    }
-    case DType::kFloat64: {
-      double x = static_cast<double>(v);
-      std::memcpy(at, &x, 8);
-      break;
-    }
-    case DType::kFloat16: {
-      uint16_t x = reduce::float_to_half_bits(static_cast<float>(v));
-      std::memcpy(at, &x, 2);
-      break;
-    }
-    case DType::kBFloat16: {
-      uint16_t x = reduce::float_to_bfloat16_bits(static_cast<float>(v));
-      std::memcpy(at, &x, 2);
-      break;
-    }
-    case DType::kInt8: {
-      auto x = static_cast<int8_t>(v);
-      std::memcpy(at, &x, 1);
-      break;
-    }
-    case DType::kUInt8: {
-      auto x = static_cast<uint8_t>(v);
-      std::memcpy(at, &x, 1);
-      break;
-    }
-    case DType::kInt16: {
-      auto x = static_cast<int16_t>(v);
-      std::memcpy(at, &x, 2);
-      break;
-    }
-    case DType::kInt32: {
-      auto x = static_cast<int32_t>(v);
-      std::memcpy(at, &x, 4);
-      break;
-    }
-    case DType::kInt64:
-      std::memcpy(at, &v, 8);
-      break;
-    case DType::kBool:
-      *at = v != 0 ? 1 : 0;
-      break;
-  }
 }
 
 int64_t combine(ReduceOp::Kind op, int64_t a, int64_t b) {
@@ -165,7 +84,8 @@ Bytes input_of(DType dtype, ReduceOp::Kind op, int seed, int rank, std::size_t c
   const std::size_t esize = size_of(dtype);
   Bytes bytes(count * esize);
   for (std::size_t i = 0; i < count; ++i) {
-    store(dtype, bytes.data() + i * esize, value_of(dtype, op, seed, rank, first + i));
+    store_value(dtype, bytes.data(), i,
+                static_cast<double>(value_of(dtype, op, seed, rank, first + i)));
   }
   return bytes;
 }
@@ -178,7 +98,7 @@ Bytes expected_of(DType dtype, ReduceOp::Kind op, int seed, int ranks, std::size
   for (std::size_t i = 0; i < count; ++i) {
     int64_t v = value_of(dtype, op, seed, 0, first + i);
     for (int r = 1; r < ranks; ++r) v = combine(op, v, value_of(dtype, op, seed, r, first + i));
-    store(dtype, bytes.data() + i * esize, v);
+    store_value(dtype, bytes.data(), i, static_cast<double>(v));
   }
   return bytes;
 }
@@ -365,9 +285,9 @@ void check_every_algorithm(ProcessGroup& group, const Case& c) {
 // Every dtype x op at a few counts, world sizes 3 and 4.
 TEST(ReducingAlgorithms, EveryDTypeAndOp) {
   for (int size : {3, 4}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       int seed = 0;
-      for (DType dtype : kAllDTypes) {
+      for (DType dtype : testing::all_dtypes()) {
         for (ReduceOp::Kind op : ops_for(dtype)) {
           for (std::size_t count :
                {std::size_t{1}, static_cast<std::size_t>(group.size() + 1), std::size_t{1023}}) {
@@ -382,7 +302,7 @@ TEST(ReducingAlgorithms, EveryDTypeAndOp) {
 // Every world size x count, at float32 and int32 SUM and bfloat16 MAX.
 TEST(ReducingAlgorithms, EveryWorldSizeAndCount) {
   for (int size : {1, 2, 3, 4, 5, 7, 8}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       const std::size_t p = static_cast<std::size_t>(group.size());
       int seed = 100;
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, p - 1, p + 1, std::size_t{1023}}) {
@@ -398,7 +318,7 @@ TEST(ReducingAlgorithms, EveryWorldSizeAndCount) {
 TEST(ReducingAlgorithms, LargeCount) {
   constexpr std::size_t kCount = (1u << 20) + 3;
   for (int size : {3, 4}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       Case c{DType::kFloat32, ReduceOp::kSum, kCount, 7, 1u << 20};
       for (const auto& algorithm : kAllReduces) check_all_reduce(group, algorithm, c);
       check_reduce_scatter(group, even_counts(kCount, group.size()), c);
@@ -418,7 +338,7 @@ TEST(ReducingAlgorithms, SharesLargerThanABlock) {
   const AllReduceAlgorithm& shm = kAllReduces[4];
   ASSERT_STREQ(shm.name, "shm");
   for (int size : {2, 3}) {
-    run_ranks(size, [&](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [&](ProcessGroup& group) {
       int seed = 150;
       for (DType dtype : {DType::kInt8, DType::kFloat16, DType::kFloat32, DType::kFloat64}) {
         const std::size_t count = 50'001 + static_cast<std::size_t>(group.size());
@@ -437,7 +357,7 @@ TEST(ReducingAlgorithms, SharesLargerThanABlock) {
 // smaller than one element (segments are then one element).
 TEST(ReducingAlgorithms, ManySegments) {
   for (int size : {2, 3, 5, 8}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       int seed = 200;
       for (std::size_t segment : {std::size_t{1}, std::size_t{7}, std::size_t{64}}) {
         for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt64, DType::kInt8}) {
@@ -455,7 +375,7 @@ TEST(ReducingAlgorithms, ManySegments) {
 
 TEST(ReducingAlgorithms, ReduceScatterWithUnevenAndZeroCounts) {
   for (int size : {1, 2, 3, 4, 5, 7, 8}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       const auto p = static_cast<std::size_t>(group.size());
       std::vector<std::vector<std::size_t>> layouts = {
           std::vector<std::size_t>(p, 0),  // nothing at all
@@ -480,7 +400,7 @@ TEST(ReducingAlgorithms, ReduceScatterWithUnevenAndZeroCounts) {
 
 TEST(ReducingAlgorithms, ReduceAtEveryRoot) {
   for (int size : {1, 2, 3, 5, 7, 8}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       int seed = 400;
       for (int root = 0; root < group.size(); ++root) {
         check_reduce(group, root, {DType::kFloat32, ReduceOp::kSum, 1023, ++seed});
@@ -494,7 +414,7 @@ TEST(ReducingAlgorithms, ReduceAtEveryRoot) {
 
 TEST(ReducingAlgorithms, ScanAndExscan) {
   for (int size : {1, 2, 3, 4, 5, 7, 8}) {
-    run_ranks(size, [](ProcessGroup& group) {
+    run_ranks_leaving_in_turn(size, [](ProcessGroup& group) {
       int seed = 500;
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1023}}) {
         for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kInt64, DType::kBool}) {
@@ -514,7 +434,7 @@ TEST(ReducingAlgorithms, ScanAndExscan) {
 // AVG and PREMUL_SUM reduce as SUM inside the algorithms (the caller divides or pre-scales):
 // in particular the naive algorithm's reduce_many must not apply the factor again.
 TEST(ReducingAlgorithms, AvgAndPremulSumReduceAsSum) {
-  run_ranks(5, [](ProcessGroup& group) {
+  run_ranks_leaving_in_turn(5, [](ProcessGroup& group) {
     int seed = 600;
     for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
       for (ReduceOp op : {ReduceOp(ReduceOp::kAvg), ReduceOp::premul_sum(3.0)}) {
@@ -528,7 +448,7 @@ TEST(ReducingAlgorithms, AvgAndPremulSumReduceAsSum) {
 // Calls of one algorithm back to back with different segment sizes and counts do not mix
 // their messages up (each call has its own sequence number).
 TEST(ReducingAlgorithms, BackToBackCalls) {
-  run_ranks(4, [](ProcessGroup& group) {
+  run_ranks_leaving_in_turn(4, [](ProcessGroup& group) {
     for (int i = 0; i < 50; ++i) {
       Case c{DType::kInt32, ReduceOp::kSum, static_cast<std::size_t>(i * 13 % 97), i,
              static_cast<std::size_t>(4 + i % 5 * 4)};

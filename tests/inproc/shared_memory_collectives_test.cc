@@ -11,6 +11,7 @@
 
 #include "api/process_group_impl.h"
 #include "core/communicator.h"
+#include "support/errors.h"
 #include "support/thread_ranks.h"
 
 namespace weft {

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/temp_paths.h"
+
 namespace weft::testing {
 
 struct ChildResult {
@@ -30,9 +32,7 @@ class ChildProcess {
  public:
   ChildProcess(const std::vector<std::string>& argv,
                const std::map<std::string, std::string>& env) {
-    static int counter = 0;
-    std::string base =
-        "/tmp/weft_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+    std::string base = unique_temp_path("test");
     out_path_ = base + ".out";
     err_path_ = base + ".err";
     pid_ = fork();

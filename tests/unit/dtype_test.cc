@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "support/errors.h"
 #include "weft/error.h"
 
 namespace weft {
 namespace {
+
+using testing::error_of;
 
 template <typename T>
 void expect_size_of_type() {
@@ -37,13 +40,9 @@ TEST(DType, EveryNameParsesBack) {
 }
 
 TEST(DType, UnknownCodesAndNamesAreClearErrors) {
-  try {
-    size_of(static_cast<DType>(kNumDTypes));
-    FAIL() << "no error for an unknown dtype code";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(e.message().find("unknown dtype code 10"), std::string::npos) << e.message();
-  }
+  Error error = error_of([&] { size_of(static_cast<DType>(kNumDTypes)); });
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(error.message().find("unknown dtype code 10"), std::string::npos) << error.message();
   EXPECT_THROW(parse_dtype("float8"), Error);
 }
 

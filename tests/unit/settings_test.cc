@@ -6,10 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/errors.h"
 #include "weft/error.h"
 
 namespace weft {
 namespace {
+
+using testing::error_of;
 
 class ScopedEnv {
  public:
@@ -44,13 +47,10 @@ TEST(Settings, DurationsTakeUnits) {
 
 TEST(Settings, AMalformedValueIsAnErrorNamingTheVariable) {
   ScopedEnv timeout("WEFT_TIMEOUT", "soon");
-  try {
-    util::setting_duration("WEFT_TIMEOUT");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("WEFT_TIMEOUT='soon'"), std::string::npos) << e.what();
-  }
+  Error error = error_of([&] { util::setting_duration("WEFT_TIMEOUT"); });
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(error.what()).find("WEFT_TIMEOUT='soon'"), std::string::npos)
+      << error.what();
   ScopedEnv spin("WEFT_SPIN_US", "12x");
   EXPECT_THROW(util::setting_int("WEFT_SPIN_US"), Error);
   ScopedEnv transport("WEFT_TRANSPORT", "carrier-pigeon");
@@ -58,12 +58,8 @@ TEST(Settings, AMalformedValueIsAnErrorNamingTheVariable) {
 }
 
 TEST(Settings, AnUndeclaredNameIsABug) {
-  try {
-    util::setting_string("WEFT_NOT_A_SETTING");
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInternal);
-  }
+  Error error = error_of([&] { util::setting_string("WEFT_NOT_A_SETTING"); });
+  EXPECT_EQ(error.code(), ErrorCode::kInternal);
 }
 
 TEST(Settings, EverySettingIsDocumentedInDocsEnv) {

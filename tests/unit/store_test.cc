@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "store/store_protocol.h"
+#include "support/errors.h"
+#include "support/temp_paths.h"
 #include "util/socket.h"
 #include "weft/weft.h"
 
@@ -18,6 +20,7 @@ namespace weft {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::error_of;
 
 struct StoreUnderTest {
   std::string name;
@@ -33,9 +36,7 @@ class StoreContract : public ::testing::TestWithParam<std::string> {
     } else if (kind == "prefix") {
       store_ = std::make_shared<PrefixStore>("group7", std::make_shared<MemoryStore>());
     } else if (kind == "file") {
-      path_ = "/tmp/weft_store_test_" + std::to_string(getpid()) + "_" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name();
-      for (char& c : path_) c = c == '/' && &c > &path_[4] ? '_' : c;
+      path_ = testing::unique_temp_path("store_test");
       ::unlink(path_.c_str());
       store_ = std::make_shared<FileStore>(path_);
     } else {
@@ -119,14 +120,10 @@ TEST_P(StoreContract, GetWaitsForAKeySetLater) {
 TEST_P(StoreContract, WaitTimesOutNamingTheMissingKey) {
   store_->set("present", to_bytes("1"));
   auto started = std::chrono::steady_clock::now();
-  try {
-    store_->wait({"present", "absent"}, 200ms);
-    FAIL() << "wait returned";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kTimeout);
-    EXPECT_NE(std::string(e.what()).find("absent"), std::string::npos) << e.what();
-    EXPECT_EQ(std::string(e.what()).find("'present'"), std::string::npos) << e.what();
-  }
+  Error error = error_of([&] { store_->wait({"present", "absent"}, 200ms); });
+  EXPECT_EQ(error.code(), ErrorCode::kTimeout);
+  EXPECT_NE(std::string(error.what()).find("absent"), std::string::npos) << error.what();
+  EXPECT_EQ(std::string(error.what()).find("'present'"), std::string::npos) << error.what();
   auto waited = std::chrono::steady_clock::now() - started;
   EXPECT_GE(waited, 190ms);
   EXPECT_LT(waited, 3s);
@@ -394,7 +391,7 @@ TEST_F(TcpStoreServerRobustness, ManyClientsAtOnce) {
 }
 
 TEST(FileStoreLocking, AFileLockedByAnotherProcessIsATimeout) {
-  std::string path = ::testing::TempDir() + "weft_filestore_locked_" + std::to_string(getpid());
+  std::string path = testing::unique_temp_path("filestore_locked");
   ::unlink(path.c_str());
   FileStore store(path);
   store.set_timeout(300ms);
@@ -403,12 +400,8 @@ TEST(FileStoreLocking, AFileLockedByAnotherProcessIsATimeout) {
   ASSERT_TRUE(holder.valid());
   ASSERT_EQ(::flock(holder.get(), LOCK_EX), 0);
   auto start = std::chrono::steady_clock::now();
-  try {
-    store.set("k", to_bytes("v"));
-    FAIL() << "set went through a lock held elsewhere";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kTimeout) << e.what();
-  }
+  Error error = error_of([&] { store.set("k", to_bytes("v")); });
+  EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   ::flock(holder.get(), LOCK_UN);
   store.set("k", to_bytes("v"));
@@ -423,12 +416,8 @@ TEST(TcpStoreClient, AServerThatStopsReadingIsATimeout) {
   int port = util::local_address_of(listener.get()).port();
   TcpStore store("127.0.0.1", port, 500ms);
   auto start = std::chrono::steady_clock::now();
-  try {
-    store.set("k", Bytes(64u << 20, 1));
-    FAIL() << "a set of 64 MiB went through to nobody";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kTimeout) << e.what();
-  }
+  Error error = error_of([&] { store.set("k", Bytes(64u << 20, 1)); });
+  EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
@@ -438,13 +427,10 @@ TEST(TcpStoreClient, NoServerIsATimeoutNamingTheAddress) {
     util::Fd probe = util::listen_on(util::resolve("127.0.0.1", 0), false);
     port = util::local_address_of(probe.get()).port();
   }
-  try {
-    TcpStore store("127.0.0.1", port, 300ms);
-    FAIL() << "connected to nothing";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kTimeout);
-    EXPECT_NE(std::string(e.what()).find(std::to_string(port)), std::string::npos) << e.what();
-  }
+  Error error = error_of([&] { TcpStore store("127.0.0.1", port, 300ms); });
+  EXPECT_EQ(error.code(), ErrorCode::kTimeout);
+  EXPECT_NE(std::string(error.what()).find(std::to_string(port)), std::string::npos)
+      << error.what();
 }
 
 }  // namespace
