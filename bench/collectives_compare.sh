@@ -10,7 +10,7 @@
 #   tcp       ob1-tcp-lo   Open MPI, pml ob1, btl self,tcp, btl_tcp_if_include lo  (compare)
 #   gloo      tcp-lo       torch.distributed gloo, GLOO_SOCKET_IFNAME=lo           (compare)
 #   shm       default      Open MPI default path (ob1 + vader shared memory, CMA)  (reference
-#                          only: weft has no shared-memory transport yet)
+#                          only: weft's own shared-memory path is measured by shm_compare.sh)
 # Before each step it waits (bounded) for the 1-minute load average to drop below -l and
 # records the load at the start and end of the step (timings.csv). All CSVs (anchors' schema)
 # go to OUT/run<k>/, shared/anchors/summarize.py writes run<k>/SUMMARY.md and

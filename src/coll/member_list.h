@@ -67,7 +67,7 @@ class MemberList {
 
   int members_;
   // Left uninitialized: the constructor fills the entries in use, and zeroing all of them
-  // (a rep stos) showed up in a 2-rank 8 B reduce's profile.
+  // would cost a small call more than the entries it uses.
   T inline_[kInline];
   std::vector<T> heap_;
 };

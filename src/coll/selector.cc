@@ -79,7 +79,8 @@ Algorithm by_size(const SelectionInput& in) {
   if (runs_shm_unforced(in.collective, in.single_host)) return Algorithm::kShm;
   if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
   switch (in.collective) {
-    // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks (docs/PERFORMANCE.md).
+    // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks
+    // (docs/perf-history.md, section 2).
     case OpKind::kAllReduce:
       if (in.group_size <= 4 && in.bytes <= 256 * kKiB) return Algorithm::kRecursiveDoubling;
       if (in.bytes <= 16 * kKiB) return Algorithm::kRecursiveDoubling;

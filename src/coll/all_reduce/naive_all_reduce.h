@@ -1,6 +1,6 @@
 // Naive all-reduce (seed 004's first version): every rank sends its data to rank 0, rank 0
-// reduces all of it, and sends the result back to everyone. The reference point the other
-// algorithms are measured against, and the most accurate one for float16/bfloat16.
+// reduces all of it, and sends the result back to everyone. The baseline the other algorithms
+// must beat, and the most accurate one for float16/bfloat16 (one reduction, in rank order).
 //
 // What: every rank's `data` (count elements of dtype) is replaced, in place, by the element-wise
 // reduction over all ranks with `op`, applied as given (AVG and PREMUL_SUM reduce as SUM; the

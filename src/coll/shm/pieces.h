@@ -6,8 +6,7 @@
 // the round's synchronisation (about a microsecond) stays small beside the copies.
 // NOTE(pipelining): only broadcast is cut this way. In the symmetric algorithms every member
 // copies in and out in the same rounds, so extra rounds overlap nothing; they only add
-// barriers, each of which waits for the slowest member (measured: more rounds were slower on
-// this noisy 2-core VM for all_reduce, all_gather and all_to_all at 1 MiB).
+// barriers, each of which waits for the slowest member.
 #pragma once
 
 #include <algorithm>

@@ -14,10 +14,8 @@ namespace {
 // Pieces from this size on are read straight from the senders' buffers when every member can
 // (one copy instead of two through the slots, for one more round that keeps the inputs in
 // place until every reader is done). Below it the extra round costs more than the copy saves;
-// far more when the members outnumber the cores (measured on 2 cores: 2 members gain 1.3x at
-// 64 KiB pieces in the slow vCPU mode and break even in the fast one, and lose up to 1.4x at
-// 32 KiB pieces since the slots' stores are learned; 4 members lose below 256 KiB pieces and
-// gain 1.1-1.3x at 1 MiB, in noisy runs).
+// far more when the members outnumber the cores, where every round also waits for a member
+// to be scheduled (docs/perf-history.md has the figures behind both thresholds).
 std::size_t read_directly_from(CollectiveCall& call) {
   return call.members_outnumber_cores() ? 512 * 1024 : 64 * 1024;
 }
@@ -154,8 +152,8 @@ std::size_t region_bytes(std::size_t budget, std::size_t header_bytes, int p) {
 
 // An even call whose blocks are below the size of direct reads: every member derives the same
 // rounds from the block (its stamp carries the count, and the threshold is the same on every
-// member), so no round-0 header is written, read or checked (measured in the fast vCPU mode:
-// 2 members, 4 KiB, 0.41 to 0.34 us; 4 members, 64 KiB, 16.7 to 14.9 us). Region d of my slot holds
+// member), so no round-0 header is written, read or checked: a small call saves a sixth of its
+// time. Region d of my slot holds
 // piece k of my block for d; in place, my own block goes through my slot too, and a round's
 // outputs overwrite only input pieces already copied into the slot.
 void even_rounds(CollectiveCall& call, const uint8_t* in, std::size_t block, uint8_t* out) {

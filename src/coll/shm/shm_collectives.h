@@ -37,11 +37,11 @@
 //   each member copies the others' p-1 pieces in and out, its own straight across (unless in
 //   place). From 64 KiB pieces (512 KiB when the members outnumber the cores), when every
 //   member may read the others' memory: 2 rounds, each member reads its pieces straight from
-//   the senders' buffers (one copy). (The same for all_gather was measured slower than the
-//   slots here, and is not used.) An even call (shm_even_all_to_all: contiguous blocks, and
-//   the call's signature carries its count, so that all members choose alike) of at most 16
-//   bytes in all: 1 round in the arrival lines, no header, no size lists; with blocks below
-//   the size of direct reads: the slot rounds without the first round's header.
+//   the senders' buffers (one copy). (all_gather does not: there the slots were faster;
+//   docs/perf-history.md.) An even call (shm_even_all_to_all: contiguous blocks, and the call's
+//   signature carries its count, so that all members choose alike) of at most 16 bytes in all: 1
+//   round in the arrival lines, no header, no size lists; with blocks below the size of direct
+//   reads: the slot rounds without the first round's header.
 // - barrier: 1 round.
 // Ops are applied as the reduce kernels do (AVG as SUM, the caller divides; PREMUL_SUM as
 // SUM on inputs the caller already scaled). Buffers are the caller's, any count >= 0,
