@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "support/errors.h"
+#include "support/free_port.h"
 #include "support/temp_paths.h"
 #include "support/thread_ranks.h"
 #include "util/socket.h"
@@ -14,6 +15,7 @@ namespace weft {
 namespace {
 
 using testing::error_of;
+using testing::free_port;
 using testing::run_ranks;
 
 int count_entries(const char* directory) {
@@ -23,11 +25,6 @@ int count_entries(const char* directory) {
     closedir(dir);
   }
   return count;
-}
-
-int free_port(const char* host) {
-  util::Fd probe = util::listen_on(util::resolve(host, 0), false);
-  return util::local_address_of(probe.get()).port();
 }
 
 // Two ranks as threads rendezvous through `init_method` and exchange one message each way.

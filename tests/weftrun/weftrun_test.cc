@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/free_port.h"
+#include "support/temp_paths.h"
 #include "util/socket.h"
 #include "weft/store.h"
 #include "weft/tcp_store.h"
@@ -32,6 +34,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using weft::testing::free_port;
+using weft::testing::TempDir;
 
 std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
 
@@ -55,23 +59,6 @@ int count_of(const std::string& text, const std::string& needle) {
     ++count;
   return count;
 }
-
-// A scratch directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "weftrun_test.XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // One weftrun process with stdout and stderr captured in files (no pipe to drain, so no
 // deadlock however much it writes).
@@ -186,11 +173,6 @@ void expect_all_gone(const std::vector<pid_t>& pids) {
     EXPECT_TRUE(eventually([&] { return !alive(pid); }, 2000ms))
         << "process " << pid << " outlived weftrun";
   }
-}
-
-int free_port() {
-  weft::util::Fd probe = weft::util::listen_on(weft::util::resolve("127.0.0.1", 0), false);
-  return weft::util::local_address_of(probe.get()).port();
 }
 
 std::string sh_quote_dir(const fs::path& dir) { return "'" + dir.string() + "'"; }
