@@ -42,6 +42,8 @@ refused "--maxbytes" "1.5.M" -- -e 1.5.M
 refused "--stepbytes" "-1" -- -i -1
 refused "--segment-bytes" "12Q" -- --segment-bytes=12Q
 refused "--iters" "0" -- -n 0
+refused "--iters" "decimal" "'012'" -- -n 012
+refused "--check" "decimal" "'0x1'" -- -c 0x1
 refused "--warmup_iters" "x" -- --warmup-iters x
 refused "--async" "2" -- -a 2
 refused "--target-seconds" "-1" -- --target-seconds -1

@@ -502,7 +502,10 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
   };
   std::vector<Case> cases = {
       {{"-n", "0", "true"}, "weftrun: --nproc-per-node: Value 0 not in range 1 to 4096"},
-      {{"--nnodes", "two", "true"}, "weftrun: --nnodes: Value two not in range 1 to 65536"},
+      {{"--nnodes", "two", "true"}, "weftrun: --nnodes: expects a decimal integer, got 'two'"},
+      {{"-n", "010", "true"}, "weftrun: --nproc-per-node: expects a decimal integer, got '010'"},
+      {{"--master-port", "0x1F90", "true"},
+       "weftrun: --master-port: expects a decimal integer, got '0x1F90'"},
       {{"--master_port=65535", "true"}, "weftrun: --master-port: Value 65535 not in range"},
       {{"--frobnicate", "true"}, "weftrun: unknown option '--frobnicate'"},
       {{"-n", "2", "-x", "--", "true"}, "weftrun: unknown option '-x'"},

@@ -5,10 +5,13 @@
 #include <memory>
 #include <string_view>
 
+#include "common/cli_checks.h"
 #include "weft/error.h"
 
 namespace weft_bench {
 namespace {
+
+using weft::cli::within;
 
 constexpr const char* kUsageLine = "usage: weftrun -n N weft-bench [OP[,OP...]|all] [flags]";
 
@@ -89,13 +92,6 @@ std::vector<weft::ReduceOp::Kind> parse_redops(const std::string& text) {
   for (const std::string& word : words_of(text)) redops.push_back(redop_named(word));
   if (redops.empty()) throw UsageError("-o: no reduce op given");
   return redops;
-}
-
-// CLI::Range without its description, which CLI11 would add to the flag's type in messages
-// ("--iters: 1 required INT:INT in [1 - 1099511627776] missing"); the help text says the range.
-template <typename T>
-CLI::Validator within(T min, T max) {
-  return CLI::Range(min, max).description("");
 }
 
 // nccl-tests' sizes: 8, 64K, 32M, 1G, binary (1K = 1024); 64KB and 64KiB also work. CLI11's

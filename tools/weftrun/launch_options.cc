@@ -6,10 +6,13 @@
 #include <memory>
 #include <sstream>
 
+#include "common/cli_checks.h"
 #include "core_binding.h"
 
 namespace weft::run {
 namespace {
+
+using cli::within;
 
 constexpr const char* kUsageLine = "usage: weftrun [options] [--] program [args...]";
 
@@ -58,13 +61,6 @@ class LaunchHelpFormatter : public CLI::Formatter {
     return shown;
   }
 };
-
-// CLI::Range without its description, which CLI11 would add to the flag's type in messages
-// ("--master-port: 1 required INT:INT in [1 - 65534] missing"); the help text says the range.
-template <typename T>
-CLI::Validator within(T min, T max) {
-  return CLI::Range(min, max).description("");
-}
 
 CLI::Validator non_empty(const std::string& what) {
   return CLI::Validator(
