@@ -7,10 +7,6 @@
 
 namespace weft::cli {
 
-// CLI::Range without its description, which CLI11 would add to the flag's type in messages
-// ("--iters: 1 required INT:INT in [1 - 1099511627776] missing"); the help text says the range.
-// Integers must be written in decimal: CLI11 alone reads "010" as 8 and accepts "0x10", which
-// no user of torchrun, mpirun or nccl-tests expects.
 // What is wrong with `text` as a decimal integer, or "" when nothing is.
 inline std::string not_decimal(const std::string& text) {
   const std::size_t sign = text.size() > 1 && text[0] == '-' ? 1 : 0;
@@ -20,6 +16,10 @@ inline std::string not_decimal(const std::string& text) {
   return digits_only && !leading_zero ? "" : "expects a decimal integer, got '" + text + "'";
 }
 
+// CLI::Range without its description, which CLI11 would add to the flag's type in messages
+// ("--iters: 1 required INT:INT in [1 - 1099511627776] missing"); the help text says the range.
+// Integers must be written in decimal: CLI11 alone reads "010" as 8 and accepts "0x10", which
+// no user of torchrun, mpirun or nccl-tests expects.
 template <typename T>
 CLI::Validator within(T min, T max) {
   CLI::Validator range = CLI::Range(min, max).description("");
