@@ -16,6 +16,7 @@ Needs python3-sklearn (Debian) for the data set. --json FILE writes rank 0's res
 """
 
 import argparse
+import gc
 import json
 import os
 import time
@@ -131,6 +132,11 @@ def worker(rank, world_size, args, result_path):
         if result_path:
             with open(result_path, "w") as f:
                 json.dump(result, f)
+    # The model holds the process group: drop it first, so that destroying the group ends the
+    # backend's threads now. torch's gloo otherwise finishes a work item on its own thread
+    # while Python shuts down, and that aborts the process.
+    del model, optimizer
+    gc.collect()
     dist.destroy_process_group()
 
 
