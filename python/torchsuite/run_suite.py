@@ -1,17 +1,21 @@
-"""Run the distributed acceptance suite of the installed torch 2.x against a c10d backend.
+"""Run the distributed acceptance suite of the installed torch against a c10d backend.
 
-The suite is ``DistributedTest._DistTestBase`` from the wheel's own
-``torch/testing/_internal/distributed/distributed_test.py``; the backend is a built-in one (gloo)
-or a plugin module imported in the runner and in every spawned rank. Writes a JSON report and
-ends with the line ``N passed, N failed, N skipped``; exits non-zero when a test fails.
+The suite is ``DistributedTest._DistTestBase`` from the installed torch's own
+``torch/testing/_internal/distributed/distributed_test.py``: torch 2.x's wheel in the virtual
+environment, or Debian's torch 1.13 under /usr/bin/python3. The backend is a built-in one
+(gloo) or a plugin module imported in the runner and in every spawned rank. Writes a JSON report
+and ends with the line ``N passed, N failed, N skipped``; exits non-zero when a test fails.
 
   .venv/bin/python python/torchsuite/run_suite.py --backend gloo --world-size 3 --out gloo.json
   PYTHONPATH=build/python .venv/bin/python python/torchsuite/run_suite.py --backend weft \\
       --plugin weft.torch --baseline python/torchsuite/results/gloo_ws3_torch2.json \\
       --unreachable python/torchsuite/results/gloo_plugin_ws3_torch2.json --no-skips
+  PYTHONPATH=build/python /usr/bin/python3 python/torchsuite/run_suite.py --backend weft \\
+      --plugin weft.torch --baseline python/torchsuite/results/gloo_ws3_torch113.json \\
+      --unreachable python/torchsuite/results/gloo_plugin_ws3_torch113.json --no-skips
 
 It does what upstream's test/distributed/test_distributed_spawn.py does under
-test/run_test.py (neither ships in the wheel):
+test/run_test.py (neither ships in the wheel, nor in Debian's python3-torch):
 
 * BACKEND and WORLD_SIZE are set, and INIT_METHOD (env:// unless --init-method file), all
   before ``distributed_test`` is imported: BACKEND and INIT_METHOD are read at import, and the
@@ -24,8 +28,13 @@ test/run_test.py (neither ships in the wheel):
   ``__mp_main__`` and finds the class there, so the bootstrap runs again in each rank; the
   settings reach it through environment variables (TORCHSUITE_*).
 
-Nothing is shimmed: the wheel ships the whole suite, and its one PyPI requirement beyond torch,
-``expecttest``, is installed in the virtual environment (scripts/install-torch2.sh).
+On torch 2.x nothing is shimmed: the wheel ships the whole suite, and its one PyPI requirement
+beyond torch, ``expecttest``, is installed in the virtual environment
+(scripts/install-torch2.sh). On torch 1.x the bootstrap first calls ``torch113.prepare()``
+(beside this file), which makes up in memory for what Debian's package lacks: ``expecttest``
+itself, and an importable ``torch.distributed._shard`` on Python 3.11, which the DDP tests
+need. There, a plugin creator is registered without ``devices`` (1.13's ``register_backend``
+has no such argument; every backend serves CPU tensors).
 """
 
 import argparse
@@ -41,6 +50,7 @@ import tempfile
 import time
 import unittest
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 CLASS_NAME = "TestDistBackendWithSpawn"
 BUILTIN = {"gloo", "nccl", "ucc", "mpi", "xccl"}
 # Substrings of test names (as -k): the collectives without DDP, a quick smoke set.
@@ -64,15 +74,26 @@ def _bootstrap():
     import torch
     import torch.distributed as dist
 
+    if int(torch.__version__.split(".")[0]) < 2:
+        if HERE not in sys.path:
+            sys.path.insert(0, HERE)
+        import torch113
+
+        torch113.prepare()
+
     backend = os.environ["BACKEND"]
     plugin = os.environ.get("TORCHSUITE_PLUGIN", "")
     if plugin:
         import importlib
+        import inspect
 
         module_name, _, creator = plugin.partition(":")
         module = importlib.import_module(module_name)
         if creator and not hasattr(dist.Backend, backend.upper()):
-            dist.Backend.register_backend(backend, getattr(module, creator), devices=["cpu"])
+            register = dist.Backend.register_backend
+            devices = {"devices": ["cpu"]} if "devices" in inspect.signature(
+                register).parameters else {}
+            register(backend, getattr(module, creator), **devices)
 
     # The skip decorators read these sets while distributed_test defines its classes.
     from torch.testing._internal.common_distributed import DistTestCases
