@@ -16,7 +16,9 @@
 # go to OUT/run<k>/, shared/anchors/summarize.py writes run<k>/SUMMARY.md and
 # SUMMARY_median.md, and this script writes OUT/COMPARE.md: per op and rank count, the median
 # over runs of each system's med_us (median timed batch) and busbw at 8 B, 64 KiB, 1 MiB,
-# 16 MiB, 64 MiB, with the ratios weft/Open MPI tcp and weft/gloo (time; < 1: weft faster).
+# 16 MiB, 64 MiB, with the ratios weft/Open MPI tcp and weft/gloo (time; < 1: weft faster),
+# and OUT/plots/busbw_<op>.png: busbw against size, weft beside the anchors (bench/plot_busbw.py;
+# -S re-makes them too).
 #
 # Usage: bench/collectives_compare.sh [options]
 #   -B DIR     build directory (default <repo>/build-perf)
@@ -318,5 +320,11 @@ for op in OPS:
                 line += f" {w['us'] / o['us']:.2f} |" if isinstance(w, dict) and isinstance(o, dict) else " - |"
             print(line)
 EOF
-log "results: $out (COMPARE.md, run*/SUMMARY_median.md); total $(($(date +%s) - T0)) s"
+# --- plots: weft beside the anchors, per op (bench/plot_busbw.py, median over runs) ------------
+if $PY "$here/plot_busbw.py" "$out" -o "$out/plots" >"$out/plots.log" 2>&1; then
+  rm -f "$out/plots.log"
+else
+  log "no plots: $(tail -1 "$out/plots.log") (python3-matplotlib missing?)"
+fi
+log "results: $out (COMPARE.md, run*/SUMMARY_median.md, plots/); total $(($(date +%s) - T0)) s"
 exit "$status"

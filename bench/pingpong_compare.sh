@@ -16,7 +16,8 @@
 #
 # Usage: bench/pingpong_compare.sh [options]
 #   -B DIR     build directory (default <repo>/build-bench)
-#   -o FILE    write every raw row to FILE (CSV)
+#   -o FILE    write every raw row to FILE (CSV), and plots of them to FILE's name without
+#              .csv + _plots/ (busbw_pingpong.png, busbw_stream.png; bench/plot_busbw.py)
 #   -r N       runs of each configuration, interleaved (default 2)
 #   -z LIST    ping-pong sizes (default 8,64,1K,64K,1M,16M,64M)
 #   -Z LIST    streaming sizes (default 64M; none to skip)
@@ -184,6 +185,14 @@ if [[ -n "$out" ]]; then
   mkdir -p "$(dirname "$out")"
   cp "$all" "$out"
   log "raw rows: $out"
+  # weft beside Open MPI: busbw (one-way GB/s) against size, per op (bench/plot_busbw.py).
+  plots="${out%.csv}_plots"
+  if /usr/bin/python3 "$here/plot_busbw.py" "$out" -o "$plots" >/dev/null 2>"$plots.log"; then
+    rm -f "$plots.log"
+    log "plots: $plots/"
+  else
+    log "no plots: $(tail -1 "$plots.log") (python3-matplotlib missing?)"
+  fi
 fi
 if grep -q ',FAIL,' "$all"; then
   log "CHECK FAILED rows:"; grep ',FAIL,' "$all" >&2; status=1

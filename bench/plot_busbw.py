@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """plot_busbw.py -- busbw vs message size, one line per (system, config), from anchor-schema CSVs.
 
-Reads every *.csv (recursively) under one or more results directories that has the
-anchors' header (shared/anchors/README.md):
+The one plotting module of the comparison scripts (shm_compare.sh, collectives_compare.sh,
+torch_compare.sh, pingpong_compare.sh): weft beside the anchors. Reads every *.csv
+(recursively) under one or more results directories, or CSV files named directly, that has the
+anchors' header (shared/anchors/README.md; weft-bench --csv writes it too):
 
     system,config,ranks,cores,oversub,op,dtype,count,bytes,iters,time_us,med_us,min_us,
     max_us,algbw_GBps,busbw_GBps,check
+
+or the point-to-point one of bench/pingpong_compare.sh -o (med_lat_us for med_us; ops
+pingpong and stream, whose busbw is bytes / med_lat_us: one-way time, algbw = busbw):
+
+    system,config,ranks,op,bytes,iters,window,lat_us,med_lat_us,min_lat_us,max_lat_us,
+    bw_GBps,med_bw_GBps,check[,run,load1]
 
 and writes, per op, one PNG with a subplot per rank count: busbw (GB/s) against message size,
 log-log, one line per (system, config).
@@ -13,7 +21,7 @@ log-log, one line per (system, config).
 * busbw is recomputed from med_us (the median timed batch, less noisy than the mean time_us):
       busbw = bytes / med_us / 1e3 * factor     (GB/s, 1e9)
   with nccl-tests' factors: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;
-  broadcast 1. barrier is skipped. Extra ops named "<op>_<variant>" (e.g. native gloo's
+  broadcast, pingpong, stream 1. barrier is skipped. Extra ops named "<op>_<variant>" (e.g. native gloo's
   allreduce_ring_chunked) use <op>'s factor; they are plotted only when asked for (--ops).
 * Rows with check FAIL / unsupported, or a missing / non-positive bytes or med_us, are skipped.
 * Several rows for the same (system, config, ranks, op, bytes) within one directory (e.g. the
@@ -25,13 +33,13 @@ log-log, one line per (system, config).
   (system, config).
 
 Usage:
-    /usr/bin/python3 bench/plot_busbw.py DIR[=TAG] [DIR[=TAG] ...] [-o OUTDIR]
+    /usr/bin/python3 bench/plot_busbw.py DIR|FILE.csv[=TAG] [...] [-o OUTDIR]
         [--ops allreduce,allgather,...] [--ranks 2,4] [--systems weft,openmpi,...]
         [--exclude netns,...] [--dpi 90]
 
 --systems / --exclude take comma-separated, case-insensitive substrings matched against
 "system config" (e.g. "openmpi", "ob1-tcp", "gloo-native", "netns"). Default output
-directory: the first DIR. Needs matplotlib (Debian: apt-get install python3-matplotlib);
+directory: the first DIR (a FILE's directory). Needs matplotlib (Debian: apt-get install python3-matplotlib);
 otherwise stdlib only.
 """
 
@@ -41,8 +49,11 @@ import os
 import statistics
 import sys
 
-REQUIRED = ("system", "config", "ranks", "op", "bytes", "med_us", "check")
-STD_OPS = ("allreduce", "allgather", "broadcast", "reduce_scatter", "alltoall")
+REQUIRED = ("system", "config", "ranks", "op", "bytes", "check")
+MED = ("med_us", "med_lat_us")  # the anchors' collectives, pingpong_compare.sh's rows
+STD_OPS = ("allreduce", "allgather", "broadcast", "reduce_scatter", "alltoall", "pingpong",
+           "stream")
+ONE_FACTOR = ("broadcast", "pingpong", "stream")
 SKIP_CHECK = ("fail", "unsupported")
 LINESTYLES = ("-", "--", ":", "-.")
 STYLE_NAMES = ("solid", "dashed", "dotted", "dash-dot")
@@ -57,12 +68,15 @@ def bus_factor(op, n):
         return None
     if base == "allreduce":
         return 2.0 * (n - 1) / n
-    if base == "broadcast":
+    if base in ONE_FACTOR:
         return 1.0
     return (n - 1) / n
 
 
 def csv_files(d):
+    if os.path.isfile(d):
+        yield d
+        return
     for root, dirs, files in os.walk(d):
         dirs.sort()
         for f in sorted(files):
@@ -80,7 +94,9 @@ def load(dirs):
         for path in csv_files(d):
             with open(path, newline="") as fh:
                 rd = csv.DictReader(fh)
-                if not rd.fieldnames or not all(c in rd.fieldnames for c in REQUIRED):
+                fields = rd.fieldnames or []
+                med_column = next((c for c in MED if c in fields), None)
+                if med_column is None or not all(c in fields for c in REQUIRED):
                     continue  # other schema (membw.csv, timings.csv, netns_iperf.csv, ...)
                 nfiles += 1
                 for r in rd:
@@ -92,7 +108,7 @@ def load(dirs):
                     try:
                         n = int(r["ranks"])
                         b = int(float(r["bytes"]))
-                        med = float(r["med_us"])
+                        med = float(r[med_column])
                     except (TypeError, ValueError):
                         skipped["bad"] += 1
                         continue
@@ -104,7 +120,7 @@ def load(dirs):
                     sources.setdefault(key, set()).add(os.path.dirname(path))
                     info.setdefault(n, (r.get("cores", ""), r.get("oversub", "")))
         if nfiles == 0:
-            print(f"warning: no anchor-schema CSV under {d}", file=sys.stderr)
+            print(f"warning: no anchor-schema CSV in {d}", file=sys.stderr)
     return data, info, sources, skipped
 
 
@@ -132,7 +148,8 @@ def size_label(b):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dirs", nargs="+", metavar="DIR[=TAG]", help="results directories")
+    ap.add_argument("dirs", nargs="+", metavar="DIR[=TAG]",
+                    help="results directories or CSV files")
     ap.add_argument("-o", "--out", help="output directory (default: the first DIR)")
     ap.add_argument("--ops", help="comma-separated ops (default: the five standard ops; "
                     "'all': every op found except barrier)")
@@ -147,10 +164,12 @@ def main():
     for spec in a.dirs:
         d, _, tag = spec.partition("=")
         d = d.rstrip("/") or "/"
-        if not os.path.isdir(d):
-            ap.error(f"not a directory: {d}")
-        dirs.append((d, tag or os.path.basename(os.path.abspath(d))))
-    out = a.out or dirs[0][0]
+        if not os.path.isdir(d) and not os.path.isfile(d):
+            ap.error(f"not a directory or a file: {d}")
+        name = os.path.basename(os.path.abspath(d))
+        dirs.append((d, tag or (os.path.splitext(name)[0] if os.path.isfile(d) else name)))
+    first = dirs[0][0]
+    out = a.out or (first if os.path.isdir(first) else os.path.dirname(os.path.abspath(first)))
 
     import matplotlib
     matplotlib.use("Agg")

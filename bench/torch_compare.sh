@@ -8,7 +8,7 @@
 #      buckets), 2 and 4 ranks.
 # Writes OUT/allreduce_<backend>_n<N>_r<run>.csv, OUT/ddp_*.json and prints OUT/TORCH.md: medians
 # over runs and the speed-up weft / gloo against the targets (10x at 8 B and 1 MiB, 2x at
-# 64 MiB, DDP faster).
+# 64 MiB, DDP faster); and OUT/plots/busbw_allreduce.png, weft beside gloo (bench/plot_busbw.py).
 # Usage: bench/torch_compare.sh [-o OUT] [-r RUNS] [-t SECONDS] [-p PYTHON]
 #   -p: the interpreter, and so the torch (default Debian's /usr/bin/python3 with torch 1.13;
 #       .venv/bin/python for torch 2.x). Needs the build's weft.torch.
@@ -33,9 +33,11 @@ for ((r = 1; r <= runs; r++)); do
     for b in gloo weft; do
       log "run $r: all_reduce, $b, $n ranks"
       for s in 8 1M 64M; do
+        csv="$out/allreduce_${b}_n${n}_r$r.csv"
+        # The anchors' header once, at the top of each file (bench/plot_busbw.py reads it).
         $PY "$anchors/torch_gloo_bench.py" --backend "$b" --import weft.torch --world-size "$n" \
           -o allreduce -b "$s" -e "$s" -t "$target" --config "$b" -H 2>>"$out/errors.log" |
-          sed 1d >>"$out/allreduce_${b}_n${n}_r$r.csv"
+          if [[ -s "$csv" ]]; then sed 1d; else cat; fi >>"$csv"
       done
       for model in small large; do
         extra=(); [[ $model == large ]] && extra=(--hidden 1024 --bucket-cap-mb 1)
@@ -77,4 +79,10 @@ for model, name in (("small", "MLP 64-64-64-10, 10 KB buckets"), ("large", "MLP 
         if g and w:
             print(f"| {name} | {n} | {g:.2f} | {w:.2f} | {g / w:.2f}x |")
 PYEOF
+# weft beside gloo: all_reduce busbw against size, 2 and 4 ranks (bench/plot_busbw.py).
+if $PY "$here/plot_busbw.py" "$out" -o "$out/plots" --ops allreduce >/dev/null 2>"$out/plots.log"; then
+  rm -f "$out/plots.log"
+else
+  log "no plots: $(tail -1 "$out/plots.log") (python3-matplotlib missing?)"
+fi
 log "results: $out"

@@ -17,8 +17,14 @@
 // bucketed all_reduce overlaps with the backward pass. Tensors that weft cannot use as they
 // are (non-contiguous, complex, or of a dtype weft does not have) go through a contiguous
 // copy or a byte/real view; copies are written back before the Work completes.
+//
+// torch.profiler sees every operation as gloo's are seen, under gloo's names with "weft:"
+// for "gloo:" (weft:all_reduce, weft:broadcast, weft:send, weft:recvAnySource, ...): the
+// WeftWork is built before weft starts the operation, with that title, so c10d::Work opens a
+// RecordFunction that finish() ends when weft has finished (docs/torch-backend.md).
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
 #include <pthread.h>
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
@@ -223,6 +229,46 @@ std::size_t units_per_row(const at::Tensor& t, const BufferView& view) {
 
 // --- Work and futures ------------------------------------------------------------------
 
+using Works = std::vector<std::shared_ptr<weft::Work>>;
+
+// What torch.profiler calls an operation: gloo's names (ProcessGroupGloo.cpp) with "weft:".
+// Like gloo, the coalesced and single-tensor forms take their operation's name.
+const char* profiling_title(c10d::OpType type) {
+  switch (type) {
+    case c10d::OpType::BROADCAST:
+      return "weft:broadcast";
+    case c10d::OpType::ALLREDUCE:
+    case c10d::OpType::ALLREDUCE_COALESCED:
+      return "weft:all_reduce";
+    case c10d::OpType::REDUCE:
+      return "weft:reduce";
+    case c10d::OpType::ALLGATHER:
+    case c10d::OpType::_ALLGATHER_BASE:
+    case c10d::OpType::ALLGATHER_COALESCED:
+      return "weft:all_gather";
+    case c10d::OpType::GATHER:
+      return "weft:gather";
+    case c10d::OpType::SCATTER:
+      return "weft:scatter";
+    case c10d::OpType::REDUCE_SCATTER:
+    case c10d::OpType::_REDUCE_SCATTER_BASE:
+      return "weft:reduce_scatter";  // gloo has none of its own (torch 2.x's is an all_reduce)
+    case c10d::OpType::ALLTOALL_BASE:
+    case c10d::OpType::ALLTOALL:
+      return "weft:all_to_all";
+    case c10d::OpType::BARRIER:
+      return "weft:barrier";
+    case c10d::OpType::SEND:
+      return "weft:send";
+    case c10d::OpType::RECV:
+      return "weft:recv";
+    case c10d::OpType::RECVANYSOURCE:
+      return "weft:recvAnySource";
+    default:
+      return "weft:unknown";
+  }
+}
+
 class WeftWork;
 
 // Completes the futures of pending Works as soon as weft finishes them. Collectives of a
@@ -273,15 +319,20 @@ void spin_until_completed(const weft::Work& work) {
 
 class WeftWork : public c10d::Work {
  public:
-  WeftWork(int rank, c10d::OpType type, std::shared_ptr<weft::ProcessGroup> group,
-           std::vector<std::shared_ptr<weft::Work>> works, std::vector<at::Tensor> outputs,
+  // profiling_title: the name torch.profiler shows (c10d::Work records the operation from
+  // here to finish() when a profiler is on); inputs: the tensors whose shapes it records.
+  WeftWork(int rank, c10d::OpType type, const char* profiling_title,
+           const c10::optional<std::vector<at::Tensor>>& inputs,
+           std::shared_ptr<weft::ProcessGroup> group, std::vector<at::Tensor> outputs,
            Staging staging, std::function<void()> after = nullptr)
-      : c10d::Work(rank, type),
+      : c10d::Work(rank, type, profiling_title, inputs),
         group_(std::move(group)),
-        works_(std::move(works)),
         outputs_(std::move(outputs)),
         staging_(std::move(staging)),
         after_(std::move(after)) {}
+
+  // The operation's weft Works, once started (before anyone else sees this Work).
+  void start(std::vector<std::shared_ptr<weft::Work>> works) { works_ = std::move(works); }
 
   bool isCompleted() override {
     for (const auto& w : works_) {
@@ -379,9 +430,12 @@ class WeftWork : public c10d::Work {
 
   void finish(std::exception_ptr error) {
     c10::intrusive_ptr<c10::ivalue::Future> future;
+    std::function<void()> end_record;
     {
       std::lock_guard<std::mutex> lock(state_mutex_);
       if (finished_) return;
+      end_record = std::move(recordFunctionEndCallback_);  // set by c10d::Work when profiling
+      recordFunctionEndCallback_ = nullptr;
       if (!error) {
         try {
           for (auto& [user, staged] : staging_.copy_back) user.copy_(staged);
@@ -395,6 +449,8 @@ class WeftWork : public c10d::Work {
       finished_ = true;
       future = future_;
     }
+    // The profiler's event ends when the outputs are ready, before anyone waiting sees them.
+    if (end_record) end_record();
     // Outside the lock: the future's callbacks (DDP's bucket hooks) run here.
     if (future) mark_future(future);
   }
@@ -481,8 +537,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     Staging staging;
     at::Tensor dense = staging.writable(tensor);
     auto view = view_for_move(dense);
-    return make(c10d::OpType::BROADCAST, {group_->ibroadcast(view, int(opts.rootRank))}, tensors,
-                std::move(staging));
+    return make(
+        c10d::OpType::BROADCAST, tensors,
+        [&] { return Works{group_->ibroadcast(view, int(opts.rootRank))}; }, tensors,
+        std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
@@ -491,8 +549,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     Staging staging;
     at::Tensor dense = staging.writable(tensor);
     auto view = view_for_reduce(dense, opts.reduceOp, "allreduce");
-    return make(c10d::OpType::ALLREDUCE, {group_->iall_reduce(view, reduce_op_of(opts.reduceOp))},
-                tensors, std::move(staging));
+    return make(
+        c10d::OpType::ALLREDUCE, tensors,
+        [&] { return Works{group_->iall_reduce(view, reduce_op_of(opts.reduceOp))}; }, tensors,
+        std::move(staging));
   }
 
   // One all_reduce over the tensors packed into one buffer (they share a dtype, as gloo asks).
@@ -518,9 +578,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
         offset += t.numel();
       }
     };
-    return make(c10d::OpType::ALLREDUCE_COALESCED,
-                {group_->iall_reduce(view, reduce_op_of(opts.reduceOp))}, tensors,
-                std::move(staging), after);
+    return make(
+        c10d::OpType::ALLREDUCE_COALESCED, tensors,
+        [&] { return Works{group_->iall_reduce(view, reduce_op_of(opts.reduceOp))}; }, tensors,
+        std::move(staging), after);
   }
 
   c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
@@ -530,9 +591,12 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     Staging staging;
     at::Tensor dense = staging.writable(tensor);
     auto view = view_for_reduce(dense, opts.reduceOp, "reduce");
-    return make(c10d::OpType::REDUCE,
-                {group_->ireduce(view, int(opts.rootRank), reduce_op_of(opts.reduceOp))}, tensors,
-                std::move(staging));
+    return make(
+        c10d::OpType::REDUCE, tensors,
+        [&] {
+          return Works{group_->ireduce(view, int(opts.rootRank), reduce_op_of(opts.reduceOp))};
+        },
+        tensors, std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -548,8 +612,9 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       check_same_type(out, input, "allgather");
       outs.push_back(view_for_move(staging.writable(out)));
     }
-    return make(c10d::OpType::ALLGATHER, {group_->iall_gather(in, outs)}, outputs[0],
-                std::move(staging));
+    return make(
+        c10d::OpType::ALLGATHER, inputs, [&] { return Works{group_->iall_gather(in, outs)}; },
+        outputs[0], std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
@@ -560,8 +625,9 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     Staging staging;
     auto in = view_for_move(staging.readable(input));
     auto out = view_for_move(staging.writable(output));
-    return make(c10d::OpType::_ALLGATHER_BASE, {group_->iall_gather(in, out)}, {output},
-                std::move(staging));
+    return make(
+        c10d::OpType::_ALLGATHER_BASE, {input}, [&] { return Works{group_->iall_gather(in, out)}; },
+        {output}, std::move(staging));
   }
 
   // Every input packed as bytes into one buffer, gathered at once, unpacked per rank.
@@ -603,9 +669,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     std::vector<at::Tensor> flat_outputs;
     for (const auto& list : output_lists)
       flat_outputs.insert(flat_outputs.end(), list.begin(), list.end());
-    return make(c10d::OpType::ALLGATHER_COALESCED,
-                {group_->iall_gather(view_for_move(packed), view_for_move(gathered))}, flat_outputs,
-                std::move(staging), after);
+    return make(
+        c10d::OpType::ALLGATHER_COALESCED, inputs,
+        [&] { return Works{group_->iall_gather(view_for_move(packed), view_for_move(gathered))}; },
+        flat_outputs, std::move(staging), after);
   }
 
   c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -629,8 +696,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
                   "weft: gather takes no output list on ranks other than the root");
     }
-    return make(c10d::OpType::GATHER, {group_->igather(in, outs, int(opts.rootRank))}, result,
-                std::move(staging));
+    return make(
+        c10d::OpType::GATHER, inputs,
+        [&] { return Works{group_->igather(in, outs, int(opts.rootRank))}; }, result,
+        std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
@@ -652,8 +721,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
                   "weft: scatter takes no input list on ranks other than the root");
     }
-    return make(c10d::OpType::SCATTER, {group_->iscatter(ins, out, int(opts.rootRank))}, outputs,
-                std::move(staging));
+    return make(
+        c10d::OpType::SCATTER, inputs.empty() ? std::vector<at::Tensor>() : inputs[0],
+        [&] { return Works{group_->iscatter(ins, out, int(opts.rootRank))}; }, outputs,
+        std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -669,9 +740,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       check_same_type(in, output, "reduce_scatter");
       ins.push_back(view_for_reduce(staging.readable(in), opts.reduceOp, "reduce_scatter"));
     }
-    return make(c10d::OpType::REDUCE_SCATTER,
-                {group_->ireduce_scatter(ins, out, reduce_op_of(opts.reduceOp))}, outputs,
-                std::move(staging));
+    return make(
+        c10d::OpType::REDUCE_SCATTER, inputs[0],
+        [&] { return Works{group_->ireduce_scatter(ins, out, reduce_op_of(opts.reduceOp))}; },
+        outputs, std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
@@ -682,9 +754,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     Staging staging;
     auto in = view_for_reduce(staging.readable(input), opts.reduceOp, "_reduce_scatter_base");
     auto out = view_for_reduce(staging.writable(output), opts.reduceOp, "_reduce_scatter_base");
-    return make(c10d::OpType::_REDUCE_SCATTER_BASE,
-                {group_->ireduce_scatter(in, out, reduce_op_of(opts.reduceOp))}, {output},
-                std::move(staging));
+    return make(
+        c10d::OpType::_REDUCE_SCATTER_BASE, {input},
+        [&] { return Works{group_->ireduce_scatter(in, out, reduce_op_of(opts.reduceOp))}; },
+        {output}, std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -722,8 +795,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       if (in_units.empty()) in_units = equal(in);
       if (out_units.empty()) out_units = equal(out);
     }
-    return make(c10d::OpType::ALLTOALL_BASE, {group_->iall_to_all(in, out, in_units, out_units)},
-                {output}, std::move(staging));
+    return make(
+        c10d::OpType::ALLTOALL_BASE, {input},
+        [&] { return Works{group_->iall_to_all(in, out, in_units, out_units)}; }, {output},
+        std::move(staging));
   }
 
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
@@ -740,8 +815,9 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       ins.push_back(view_for_move(staging.readable(inputs[i])));
       outs.push_back(view_for_move(staging.writable(outputs[i])));
     }
-    return make(c10d::OpType::ALLTOALL, {group_->iall_to_all(ins, outs)}, outputs,
-                std::move(staging));
+    return make(
+        c10d::OpType::ALLTOALL, inputs, [&] { return Works{group_->iall_to_all(ins, outs)}; },
+        outputs, std::move(staging));
   }
 
   void monitoredBarrier(const c10d::BarrierOptions& opts, bool /*wait_all_ranks*/) override {
@@ -758,8 +834,9 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     check_peer(dst, "send");
     Staging staging;
     auto view = view_for_move(staging.readable(tensor));
-    return make(c10d::OpType::SEND, {group_->isend(view, dst, tag)}, tensors, std::move(staging),
-                nullptr, /*collective=*/false);
+    return make(
+        c10d::OpType::SEND, tensors, [&] { return Works{group_->isend(view, dst, tag)}; }, tensors,
+        std::move(staging), nullptr, /*collective=*/false);
   }
 
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override {
@@ -767,31 +844,43 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     check_peer(src, "recv");
     Staging staging;
     auto view = view_for_move(staging.writable(tensor));
-    return make(c10d::OpType::RECV, {group_->irecv(view, src, tag)}, tensors, std::move(staging),
-                nullptr, /*collective=*/false);
+    return make(
+        c10d::OpType::RECV, tensors, [&] { return Works{group_->irecv(view, src, tag)}; }, tensors,
+        std::move(staging), nullptr, /*collective=*/false);
   }
 
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override {
     const at::Tensor& tensor = single(tensors, "recvAnysource");
     Staging staging;
     auto view = view_for_move(staging.writable(tensor));
-    return make(c10d::OpType::RECVANYSOURCE, {group_->irecv(view, weft::kAnySource, tag)}, tensors,
-                std::move(staging), nullptr, /*collective=*/false);
+    return make(
+        c10d::OpType::RECVANYSOURCE, tensors,
+        [&] { return Works{group_->irecv(view, weft::kAnySource, tag)}; }, tensors,
+        std::move(staging), nullptr, /*collective=*/false);
   }
 
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions&) override {
-    return make(c10d::OpType::BARRIER, {group_->ibarrier()}, {}, Staging());
+    return make(
+        c10d::OpType::BARRIER, {}, [&] { return Works{group_->ibarrier()}; }, {}, Staging());
   }
 
  private:
-  c10::intrusive_ptr<c10d::Work> make(c10d::OpType type,
-                                      std::vector<std::shared_ptr<weft::Work>> works,
-                                      std::vector<at::Tensor> outputs, Staging staging,
-                                      std::function<void()> after = nullptr,
+  // The Work comes first, then start() issues the operation: a profiler's event for it
+  // (named by profiling_title) covers the whole of it, as gloo's do.
+  template <typename Start>  // Works()
+  c10::intrusive_ptr<c10d::Work> make(c10d::OpType type, const std::vector<at::Tensor>& inputs,
+                                      Start&& start, std::vector<at::Tensor> outputs,
+                                      Staging staging, std::function<void()> after = nullptr,
                                       bool collective = true) {
+    // The inputs are only read by a profiler recording shapes: no copy of the list otherwise.
+    auto profiled_inputs =
+        at::hasCallbacks() ? c10::optional<std::vector<at::Tensor>>(inputs) : c10::nullopt;
+    auto work =
+        c10::make_intrusive<WeftWork>(rank_, type, profiling_title(type), profiled_inputs, group_,
+                                      std::move(outputs), std::move(staging), std::move(after));
+    work->start(start());
     if (collective) ++seq_;
-    return c10::make_intrusive<WeftWork>(rank_, type, group_, std::move(works), std::move(outputs),
-                                         std::move(staging), std::move(after));
+    return work;
   }
 
   const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op) const {

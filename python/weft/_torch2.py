@@ -56,6 +56,21 @@ _COMPLEX_OPS = frozenset({_RedOpType.SUM, _RedOpType.AVG, _RedOpType.PREMUL_SUM}
 
 _ASYNC = True  # options built in C++ (DDP) default to asynchronous
 
+# torch.profiler: every operation is an event named as gloo's are, with "weft:" for "gloo:"
+# (weft:all_reduce, weft:broadcast, weft:send, ...). record_function costs microseconds even
+# with no profiler on; asking whether one is on costs tens of nanoseconds, so ask first.
+_profiling = _torch._C._autograd._profiler_enabled
+_record_function = _torch.autograd.profiler.record_function
+
+
+def _profiled(title, start, async_op):
+    """start(async_op), inside a profiler event named title when a profiler is on. The event
+    covers a synchronous operation and the start of an asynchronous one."""
+    if _profiling():
+        with _record_function(title):
+            return start(async_op)
+    return start(async_op)
+
 
 def _weft_op(reduce_op):
     kind = getattr(reduce_op, "op", reduce_op)  # a ReduceOp, or a RedOpType
@@ -318,15 +333,16 @@ class WeftProcessGroup(_dist.ProcessGroup):
         return self._futures
 
     # --- running an operation -------------------------------------------------------------
-    def _run(self, opts, outputs, staging, start):
-        """Starts an operation; returns None when it ran synchronously, else its Work."""
+    def _run(self, title, opts, outputs, staging, start):
+        """Starts an operation; returns None when it ran synchronously, else its Work.
+        title: the operation's name in torch.profiler's trace (gloo's, with weft:)."""
         self._seq += 1
         if _synchronous(opts):
-            start(False)
+            _profiled(title, start, False)
             if staging is not None:
                 staging.finish()
             return None
-        work = _WeftWork(start(True), self, outputs, staging)
+        work = _WeftWork(_profiled(title, start, True), self, outputs, staging)
         timeout = _timeout_of(opts)
         if timeout is not None:
             work.wait(timeout)
@@ -348,14 +364,19 @@ class WeftProcessGroup(_dist.ProcessGroup):
                 tensor.is_cpu and tensor.is_contiguous():
             if _synchronous(opts):  # the common case, kept short: it is paid on every call
                 self._seq += 1
-                g.all_reduce(tensor, _weft_op(reduce_op), False)
+                if _profiling():
+                    with _record_function("weft:all_reduce"):
+                        g.all_reduce(tensor, _weft_op(reduce_op), False)
+                else:
+                    g.all_reduce(tensor, _weft_op(reduce_op), False)
                 return None
             staging, buffer = None, tensor
         else:
             staging = _Staging()
             buffer = staging.writable(tensor, reduce=_kind(reduce_op))
         op = _weft_op(reduce_op)
-        return self._run(opts, tensors, staging, lambda a: g.all_reduce(buffer, op, a))
+        return self._run("weft:all_reduce", opts, tensors, staging,
+                         lambda a: g.all_reduce(buffer, op, a))
 
     def allreduce_coalesced(self, tensors, opts=None):
         opts = opts if opts is not None else _c10d.AllreduceCoalescedOptions()
@@ -380,7 +401,8 @@ class WeftProcessGroup(_dist.ProcessGroup):
                     t.copy_(flat[offset:offset + t.numel()].view_as(t))
                     offset += t.numel()
 
-        return self._run(opts, tensors, _Unpack, lambda a: g.all_reduce(buffer, op, async_op=a))
+        return self._run("weft:all_reduce", opts, tensors, _Unpack,
+                         lambda a: g.all_reduce(buffer, op, async_op=a))
 
     def broadcast(self, tensors, opts=None):
         opts = opts if opts is not None else _c10d.BroadcastOptions()
@@ -389,7 +411,8 @@ class WeftProcessGroup(_dist.ProcessGroup):
         buffer = staging.writable(tensor)
         root = opts.rootRank
         g = self._weft
-        return self._run(opts, tensors, staging, lambda a: g.broadcast(buffer, root, async_op=a))
+        return self._run("weft:broadcast", opts, tensors, staging,
+                         lambda a: g.broadcast(buffer, root, async_op=a))
 
     def reduce(self, tensors, opts=None):
         opts = opts if opts is not None else _c10d.ReduceOptions()
@@ -398,7 +421,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         buffer = staging.writable(tensor, reduce=_kind(opts.reduceOp))
         op, root = _weft_op(opts.reduceOp), opts.rootRank
         g = self._weft
-        return self._run(opts, tensors, staging,
+        return self._run("weft:reduce", opts, tensors, staging,
                          lambda a: g.reduce(buffer, root, op, async_op=a))
 
     def allgather(self, output_tensors, input_tensors, opts=None):
@@ -409,7 +432,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         source = staging.readable(tensor)
         targets = [staging.writable(t) for t in outputs]
         g = self._weft
-        return self._run(opts, output_tensors, staging,
+        return self._run("weft:all_gather", opts, output_tensors, staging,
                          lambda a: g.all_gather(targets, source, async_op=a))
 
     def all_gather_single(self, output, input, opts=None):  # noqa: A002  (torch's names)
@@ -417,7 +440,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         staging = _Staging()
         source, target = staging.readable(input), staging.writable(output)
         g = self._weft
-        return self._run(opts, [output], staging,
+        return self._run("weft:all_gather", opts, [output], staging,
                          lambda a: g.all_gather_into_tensor(target, source, async_op=a))
 
     _allgather_base = all_gather_single
@@ -447,7 +470,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         source = staging.readable(tensor)
         targets = [staging.writable(t) for t in outputs] if self.rank() == root else None
         g = self._weft
-        return self._run(opts, output_tensors, staging,
+        return self._run("weft:gather", opts, output_tensors, staging,
                          lambda a: g.gather(source, targets, root, async_op=a))
 
     def scatter(self, output_tensors, input_tensors, opts=None):
@@ -459,7 +482,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         target = staging.writable(tensor)
         sources = [staging.readable(t) for t in inputs] if self.rank() == root else None
         g = self._weft
-        return self._run(opts, output_tensors, staging,
+        return self._run("weft:scatter", opts, output_tensors, staging,
                          lambda a: g.scatter(target, sources, root, async_op=a))
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
@@ -471,7 +494,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         sources = [staging.readable(t, reduce=_kind(opts.reduceOp)) for t in inputs]
         op = _weft_op(opts.reduceOp)
         g = self._weft
-        return self._run(opts, output_tensors, staging,
+        return self._run("weft:reduce_scatter", opts, output_tensors, staging,
                          lambda a: g.reduce_scatter(target, sources, op, async_op=a))
 
     def reduce_scatter_single(self, output, input, opts=None):  # noqa: A002
@@ -481,7 +504,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         source = staging.readable(input, reduce=_kind(opts.reduceOp))
         op = _weft_op(opts.reduceOp)
         g = self._weft
-        return self._run(opts, [output], staging,
+        return self._run("weft:reduce_scatter", opts, [output], staging,
                          lambda a: g.reduce_scatter_tensor(target, source, op, async_op=a))
 
     _reduce_scatter_base = reduce_scatter_single
@@ -503,7 +526,7 @@ class WeftProcessGroup(_dist.ProcessGroup):
         out_splits = _element_splits(output, output_split_sizes, target)
         in_splits = _element_splits(input, input_split_sizes, source)
         g = self._weft
-        return self._run(opts, [output], staging,
+        return self._run("weft:all_to_all", opts, [output], staging,
                          lambda a: g.all_to_all_single(target, source, out_splits, in_splits,
                                                        async_op=a))
 
@@ -515,16 +538,17 @@ class WeftProcessGroup(_dist.ProcessGroup):
         targets = [staging.writable(t) for t in output_tensors]
         sources = [staging.readable(t) for t in input_tensors]
         g = self._weft
-        return self._run(opts, output_tensors, staging,
+        return self._run("weft:all_to_all", opts, output_tensors, staging,
                          lambda a: g.all_to_all(targets, sources, async_op=a))
 
     def barrier(self, opts=None):
         opts = opts if opts is not None else _c10d.BarrierOptions()
         g = self._weft
-        return self._run(opts, [], None, lambda a: g.barrier(async_op=a))
+        return self._run("weft:barrier", opts, [], None, lambda a: g.barrier(async_op=a))
 
     def monitored_barrier(self, timeout=None, wait_all_ranks=False):
-        work = self._WeftWork_of(self._weft.barrier(async_op=True), [])
+        work = self._WeftWork_of(
+            _profiled("weft:barrier", lambda a: self._weft.barrier(async_op=a), True), [])
         work.wait(timeout if timeout is not None else self._timeout)
 
     def _WeftWork_of(self, work, outputs):  # noqa: N802
@@ -543,14 +567,16 @@ class WeftProcessGroup(_dist.ProcessGroup):
         tensor = self._single(tensors, "send")
         staging = _Staging()
         source = staging.readable(tensor)
-        return _WeftWork(self._weft.isend(source, dst, tag), self, tensors)
+        work = _profiled("weft:send", lambda _: self._weft.isend(source, dst, tag), True)
+        return _WeftWork(work, self, tensors)
 
     def recv(self, tensors, src, tag=0):
         tensor = self._single(tensors, "recv")
         staging = _Staging()
         target = staging.writable(tensor)
-        return _WeftWork(self._weft.irecv(target, src, tag), self, tensors, staging,
-                         source=True)
+        title = "weft:recvAnySource" if src == _weft.ANY_SOURCE else "weft:recv"
+        work = _profiled(title, lambda _: self._weft.irecv(target, src, tag), True)
+        return _WeftWork(work, self, tensors, staging, source=True)
 
     def recv_anysource(self, tensors, tag=0):
         return self.recv(tensors, _weft.ANY_SOURCE, tag)

@@ -7,6 +7,8 @@
 #     (the combinations weft refuses are "skipped" lines)
 #  4. a malformed setting (WEFT_SPIN_US=''): weft-bench fails before joining the group, says so
 #     and names the setting
+#  5. progress: all_reduce 8 B .. 64M; the first row is on stdout (through weftrun), in the
+#     --json and in the --csv file while the run still has rows to go
 # Runs 1-3 must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
 # no such form) in both placements; every op must have printed rows; the CSV and JSON files
 # must be well formed, and every CSV row must say check=ok.
@@ -139,6 +141,37 @@ cat "$work/malformed.err"
 grep -q "weft-bench: before joining the group: .*WEFT_SPIN_US='' is malformed" "$work/malformed.err" ||
   fail "malformed_setting: no message naming the setting"
 grep -q "rank -1" "$work/malformed.err" && fail "malformed_setting: a rank of -1 in the message"
+
+echo "=== progress: weftrun -n 2 weft-bench all_reduce -b 8 -e 64M -f 2 -n 20 -c 0 --json --csv"
+timeout 120 "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 64M -f 2 -n 20 -w 1 -c 0 \
+  --json "$work/progress.json" --csv "$work/progress.csv" >"$work/progress.out" 2>&1 &
+pid=$!
+rows_at_first=""
+for _ in $(seq 1 2400); do  # up to 120 s
+  out_rows=$(awk '!/^#/ && NF == 13' "$work/progress.out" | wc -l)
+  json_rows=$(grep -c '"type":"result"' "$work/progress.json" 2>/dev/null)
+  csv_lines=1
+  [ -f "$work/progress.csv" ] && csv_lines=$(wc -l <"$work/progress.csv")
+  csv_rows=$((csv_lines - 1))
+  if [ "$out_rows" -gt 0 ] && [ "${json_rows:-0}" -gt 0 ] && [ "$csv_rows" -gt 0 ]; then
+    kill -0 "$pid" 2>/dev/null && rows_at_first=$out_rows
+    break
+  fi
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.05
+done
+wait "$pid"
+rc=$?
+cat "$work/progress.out"
+[ $rc -eq 0 ] || fail "progress: exit code $rc"
+total=$(awk '!/^#/ && NF == 13' "$work/progress.out" | wc -l)
+if [ -z "$rows_at_first" ]; then
+  fail "progress: no row on stdout, in the JSON and in the CSV before the run ended"
+elif [ "$rows_at_first" -ge "$total" ]; then
+  fail "progress: the first row showed up with all $total rows (buffered until the end?)"
+else
+  echo "progress: first rows seen while running ($rows_at_first of $total)"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "weft_bench_test: $failures failure(s)" >&2

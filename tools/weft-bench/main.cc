@@ -3,8 +3,10 @@
 //   weftrun -n 4 weft-bench all_reduce -b 8 -e 64M -f 2 -d float32 -o sum -w 5 -n 20 -c 1
 //
 // Every rank runs the same loops over ops x dtypes x reduce ops x sizes x {out of place,
-// in place}: check once (-c 1), then time; rank 0 prints. Exit status: 0, 1 when any row
-// had wrong elements, 2 for a usage error, 3 when weft (or the system) failed.
+// in place}: check once (-c 1), then time; rank 0 prints each row as it completes (and
+// flushes, as it does the --json and --csv files) and, with --plot, draws the rows at the end.
+// Exit status: 0, 1 when any row had wrong elements, 2 for a usage error (or --plot unable to
+// draw, found before the run), 3 when weft (or the system, or the plot after the run) failed.
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include "element_codec.h"
 #include "file_reports.h"
 #include "options.h"
+#include "plot.h"
 #include "rank_control.h"
 #include "result_check.h"
 #include "result_row.h"
@@ -81,6 +84,9 @@ class Bench {
   std::unique_ptr<TextReport> text_;
   std::unique_ptr<JsonReport> json_;
   std::unique_ptr<CsvReport> csv_;
+  std::string plot_script_;             // --plot: weft_bench_plot.py ...
+  std::string plot_python_;             // ... and the python3 that runs it
+  std::unique_ptr<TempRowsFile> rows_;  // --plot without --json: the rows it draws
   uint64_t salt_ = 0;
   uint64_t wrong_rows_ = 0;
 };
@@ -181,8 +187,15 @@ int Bench::run() {
   if (leader()) {
     text_ = std::make_unique<TextReport>(stdout);
     try {
-      if (!options_.json_path.empty()) {
-        json_ = std::make_unique<JsonReport>(options_.json_path, options_, info);
+      if (!options_.plot_path.empty()) {
+        // Before the run: a long run must not end without the plot it was asked for.
+        plot_script_ = find_plot_script();
+        plot_python_ = find_plot_python(plot_script_);
+        if (options_.json_path.empty()) rows_ = std::make_unique<TempRowsFile>();
+      }
+      const std::string& json_path = rows_ ? rows_->path() : options_.json_path;
+      if (!json_path.empty()) {
+        json_ = std::make_unique<JsonReport>(json_path, options_, info);
       }
       if (!options_.csv_path.empty()) {
         csv_ = std::make_unique<CsvReport>(options_.csv_path, options_, info);
@@ -221,7 +234,17 @@ int Bench::run() {
     }
   }
   if (leader()) text_->footer(wrong_rows_);
-  return wrong_rows_ > 0 ? kExitWrong : 0;
+  int status = wrong_rows_ > 0 ? kExitWrong : 0;
+  if (leader() && !options_.plot_path.empty()) {
+    json_.reset();  // closed: every row is in the file
+    const std::string error = draw_plot(
+        plot_python_, plot_script_, rows_ ? rows_->path() : options_.json_path, options_.plot_path);
+    if (!error.empty()) {
+      std::fprintf(stderr, "weft-bench: %s\n", error.c_str());
+      if (status == 0) status = kExitFailure;
+    }
+  }
+  return status;
 }
 
 bool prints_usage_errors() {

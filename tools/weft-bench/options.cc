@@ -208,6 +208,9 @@ void add_weft_flags(CLI::App& app, BenchOptions& o) {
       ->check(within(1L, 1L << 40));
   add("--json", o.json_path, "FILE", "one JSON object per line: the settings, then one per result");
   add("--csv", o.csv_path, "FILE", "the anchors' CSV schema (shared/anchors/README.md)");
+  add("--plot", o.plot_path, "FILE.png",
+      "draw busbw against size, a line per op/dtype/redop and placement\n"
+      "(python3 with matplotlib, after the run)");
   add("--config", o.config, "TAG", "the CSV's config column (default \"default\")");
   add("--cores", o.cores, "N", "the CSV's cores column (default: online CPUs)")
       ->check(within(1, 1 << 20));
@@ -249,6 +252,7 @@ void finish(const CLI::App& app, const RawFlags& raw, BenchOptions& o) {
   }
   if (o.step_factor <= 1 && o.step_bytes == 0) throw UsageError("-i must be > 0 when -f is 1");
   if (o.max_iters < o.min_iters) throw UsageError("--max-iters is below --min-iters");
+  if (app.count("--plot") > 0 && o.plot_path.empty()) throw UsageError("--plot needs a file name");
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct BenchOptions {
   std::size_t segment_bytes = 0;   // --segment-bytes
   std::string json_path;           // --json
   std::string csv_path;            // --csv
+  std::string plot_path;           // --plot: a PNG of busbw against size (plot.h)
   std::string config = "default";  // --config
   double target_seconds = 0;       // --target-seconds; > 0 and no -n: adaptive iterations
   long min_iters = 3;              // --min-iters (adaptive)
