@@ -6,6 +6,7 @@
 #include "weft/error.h"
 #include "weft/file_store.h"
 #include "weft/init.h"
+#include "weft/log.h"
 #include "weft/memory_store.h"
 #include "weft/p2p_op.h"
 #include "weft/prefix_store.h"

@@ -1,6 +1,7 @@
 // weft._weft — the compiled half of the Python package. The torch.distributed-shaped API lives
 // in python/weft/distributed.py on top of these bindings; this module speaks group ranks only.
 #include "bindings.h"
+#include "log_bridge.h"
 #include "weft/dtype.h"
 #include "weft/version.h"
 
@@ -19,6 +20,7 @@ PYBIND11_MODULE(_weft, m) {
   register_work(m);
   register_stores(m);
   register_process_group(m);
+  register_log_bridge(m);
 }
 
 }  // namespace weft::python

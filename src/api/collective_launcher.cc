@@ -1,5 +1,6 @@
 #include "api/collective_launcher.h"
 
+#include "api/op_log.h"
 #include "core/collective_work.h"
 
 namespace weft::api {
@@ -13,25 +14,56 @@ std::chrono::milliseconds timeout_of(const core::Communicator& comm,
   return launch.timeout.count() > 0 ? launch.timeout : comm.timeout();
 }
 
+core::OpStart op_start(const CollectiveLaunch& launch, int64_t seq) {
+  core::OpStart what;
+  what.op = launch.name;
+  what.algorithm = launch.algorithm;
+  what.seq = seq;
+  what.bytes = launch.bytes;
+  what.dtype = launch.signature.dtype;
+  what.peer = launch.signature.root;
+  return what;
+}
+
 template <typename RunBody>
 void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
          const RunBody& body) {
+  core::OpRecorder& recorder = comm.recorder();
+  core::OpRecorder::Token recorded = recorder.begin(op_start(launch, seq));
+  const bool logged = op_log_enabled();
+  if (logged) [[unlikely]]
+    log_op_start(comm, launch, seq);
   if (comm.troubled()) [[unlikely]] {
-    core::OpInfo info{launch.name, -1, launch.bytes, seq};
-    comm.check_not_aborted(info);
-    comm.check_collectives_usable(info);
+    try {
+      core::OpInfo info{launch.name, -1, launch.bytes, seq};
+      comm.check_not_aborted(info);
+      comm.check_collectives_usable(info);
+    } catch (const Error& error) {
+      recorder.end(recorded, core::outcome_of(error.code()));
+      throw;
+    }
   }
-  coll::CollectiveCall call(comm, launch.name, launch.signature, seq, timeout_of(comm, launch),
-                            launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
   try {
+    coll::CollectiveCall call(comm, launch.name, launch.signature, seq, timeout_of(comm, launch),
+                              launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
     body(call);
     call.report_slot_fills();
   } catch (const Error& error) {
+    // Recorded before the group fails: the dump that failing triggers then shows how it ended.
+    recorder.end(recorded, core::outcome_of(error.code()));
+    if (logged) [[unlikely]]
+      log_op_end(comm, launch, seq, to_string(error.code()));
     if (error.code() != ErrorCode::kInvalidArgument) {
       comm.fail_collectives(std::make_shared<const Error>(error));
     }
     throw;
+  } catch (...) {
+    recorder.end(recorded, core::OpOutcome::kFailed);
+    throw;
   }
+  recorder.end(recorded, core::OpOutcome::kDone);
+  if (logged) [[unlikely]]
+    log_op_end(comm, launch, seq, "done");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // caller's thread (synchronous call, nothing queued before it) or on the group's worker
 // (asynchronous call, or a synchronous one behind queued work). A failure other than a bad
 // argument fails the group's collectives on every rank, so that no partner waits in vain.
+// Every call is recorded (core/op_recorder.h) from the moment it runs until it ends.
 #pragma once
 
 #include <functional>
@@ -21,6 +22,7 @@ struct CollectiveLaunch {
   int64_t bytes = -1;
   std::size_t segment_bytes = 0;         // 0: default
   std::chrono::milliseconds timeout{0};  // 0: the group's
+  const char* algorithm = nullptr;       // coll::name_of(the chosen one), for the recorder
 };
 
 using CollectiveBody = std::function<void(coll::CollectiveCall&)>;

@@ -170,7 +170,8 @@ static std::shared_ptr<Work> broadcast_impl(const std::shared_ptr<core::Communic
       comm,
       {"broadcast",
        signature_of(core::OpKind::kBroadcast, data.dtype(), data.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         if (out_of_place) copy_bytes(data.data(), input.data(), data.bytes());
         coll::run_broadcast(algorithm, call, data.data(), data.bytes(), root);
@@ -208,7 +209,8 @@ static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communi
   return api::launch(
       comm,
       {"all_reduce", signature_of(core::OpKind::kAllReduce, data.dtype(), data.count(), op.kind),
-       static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         if (out_of_place) copy_bytes(data.data(), input.data(), data.bytes());
         if (op.kind == ReduceOp::kPremulSum) {
@@ -263,7 +265,8 @@ static std::shared_ptr<Work> reduce_impl(const std::shared_ptr<core::Communicato
   return api::launch(
       comm,
       {"reduce", signature_of(core::OpKind::kReduce, dtype, count, op.kind, root),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         if (in_place && op.kind != ReduceOp::kPremulSum) {
           coll::run_reduce(algorithm, call, output.data(), count, dtype, op, root);
@@ -314,7 +317,8 @@ static std::shared_ptr<Work> all_gather_impl(const std::shared_ptr<core::Communi
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), input.count()),
-       static_cast<int64_t>(output.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(output.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       // No size list: building one was a visible part of a small call's cost.
       [=](coll::CollectiveCall& call) {
         const auto* in = static_cast<const uint8_t*>(input.data());
@@ -368,7 +372,8 @@ static std::shared_ptr<Work> all_gather_list_impl(const std::shared_ptr<core::Co
   return api::launch(
       comm,
       {"all_gather", signature_of(core::OpKind::kAllGather, input.dtype(), total_count),
-       static_cast<int64_t>(total), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(total), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         Bytes gathered(total);
         auto offsets = prefix_offsets(byte_counts);
@@ -415,7 +420,8 @@ static std::shared_ptr<Work> gather_impl(const std::shared_ptr<core::Communicato
       comm,
       {"gather",
        signature_of(core::OpKind::kGather, input.dtype(), input.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         Bytes gathered(call.rank() == root ? input.bytes() * call.size() : 0);
         coll::run_gather(algorithm, call, input.data(), gathered.data(), byte_counts, root);
@@ -458,7 +464,8 @@ static std::shared_ptr<Work> scatter_impl(const std::shared_ptr<core::Communicat
       comm,
       {"scatter",
        signature_of(core::OpKind::kScatter, output.dtype(), output.count(), ReduceOp::kSum, root),
-       static_cast<int64_t>(output.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(output.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         Bytes dealt;
         if (call.rank() == root) {
@@ -506,7 +513,8 @@ static std::shared_ptr<Work> reduce_scatter_common(const std::shared_ptr<core::C
   return api::launch(
       comm,
       {"reduce_scatter", signature_of(core::OpKind::kReduceScatter, dtype, total, op.kind),
-       static_cast<int64_t>(total_bytes), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(total_bytes), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
       [inputs = std::move(inputs), counts = std::move(counts), algorithm, output, op, dtype, total,
        total_bytes, size](coll::CollectiveCall& call) {
@@ -553,7 +561,8 @@ static std::shared_ptr<Work> reduce_scatter_tensor_impl(
       comm,
       {"reduce_scatter",
        signature_of(core::OpKind::kReduceScatter, input.dtype(), input.count(), op.kind),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [input, output, op, algorithm, size](coll::CollectiveCall& call) {
         coll::run_even_reduce_scatter(algorithm, call, input.data(), output.data(), output.count(),
                                       output.dtype(), op);
@@ -661,7 +670,8 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
     return api::launch(
         comm,
         {"all_to_all", signature_of(core::OpKind::kAllToAll, input.dtype(), input.count()),
-         static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
+         static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout,
+         coll::name_of(algorithm)},
         [block, algorithm, input, output](coll::CollectiveCall& call) {
           coll::run_even_all_to_all(algorithm, call, input.data(), output.data(), block);
         },
@@ -675,7 +685,7 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
       {"all_to_all",
        // Per-peer counts legitimately differ by rank: only even calls carry a count.
        signature_of(core::OpKind::kAllToAll, input.dtype(), 0), static_cast<int64_t>(input.bytes()),
-       options.segment_bytes, options.timeout},
+       options.segment_bytes, options.timeout, coll::name_of(algorithm)},
       // Moved, not copied: a copy allocates, a visible part of a small call's cost.
       [sends = std::move(sends), recvs = std::move(recvs), algorithm, input,
        output](coll::CollectiveCall& call) {
@@ -721,7 +731,7 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
   return api::launch(
       comm,
       {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,
-       options.segment_bytes, options.timeout},
+       options.segment_bytes, options.timeout, coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         Sizes send_offsets = prefix_offsets(sends);
         Sizes recv_offsets = prefix_offsets(recvs);
@@ -759,7 +769,7 @@ static std::shared_ptr<Work> barrier_impl(const std::shared_ptr<core::Communicat
   return api::launch(
       comm,
       {"barrier", signature_of(core::OpKind::kBarrier, DType::kUInt8, 0), 0, options.segment_bytes,
-       options.timeout},
+       options.timeout, coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) { coll::run_barrier(algorithm, call); }, async);
 }
 
@@ -788,7 +798,8 @@ static void scan_impl(const std::shared_ptr<core::Communicator>& comm, ConstBuff
       {name,
        signature_of(exclusive ? core::OpKind::kExscan : core::OpKind::kScan, input.dtype(),
                     input.count(), op.kind),
-       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout},
+       static_cast<int64_t>(input.bytes()), options.segment_bytes, options.timeout,
+       coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
         if (op.kind == ReduceOp::kPremulSum) {
           Bytes scaled = premultiplied_copy(input.data(), input.count(), input.dtype(), op);

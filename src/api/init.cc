@@ -6,6 +6,7 @@
 #include "core/world.h"
 #include "store/torch_store_client.h"
 #include "util/log.h"
+#include "util/log_startup.h"
 #include "util/settings.h"
 #include "util/socket.h"
 #include "weft/error.h"
@@ -42,7 +43,8 @@ void connect_tcp_store(core::WorldOptions& world, const std::string& host, int p
     util::SocketAddress master = util::resolve(host, port);
     if (master.is_loopback()) server_options.host = master.host();
     world.store_server = std::make_unique<TcpStoreServer>(server_options);
-    util::log_info("rank 0 serves the store on port " + std::to_string(port));
+    util::log_info(util::Subsys::kInit,
+                   [&] { return "rank 0 serves the store on port " + std::to_string(port); });
   }
   world.store = std::make_shared<TcpStore>(host, port, world.timeout);
   world.route_hint = host;
@@ -51,11 +53,27 @@ void connect_tcp_store(core::WorldOptions& world, const std::string& host, int p
 // torchrun's agent serves torch's store where a rank 0 would serve weft's: rendezvous there.
 void connect_torch_agent_store(core::WorldOptions& world, const std::string& host, int port,
                                const std::string& prefix) {
-  util::log_info("rendezvous through torchrun's agent store at " + host + ":" +
-                 std::to_string(port));
+  util::log_info(util::Subsys::kInit, [&] {
+    return "rendezvous through torchrun's agent store at " + host + ":" + std::to_string(port);
+  });
   world.store = std::make_shared<PrefixStore>(
       prefix, std::make_shared<store::TorchStoreClient>(host, port, world.timeout));
   world.route_hint = host;
+}
+
+// From here on every line names the rank and group, and WEFT_DEBUG_FILE's %r can expand: the
+// rank is set before the rendezvous, whose lines matter most when a job does not start.
+void name_this_process_in_logs(int rank, const std::string& group_name) {
+  util::set_log_rank(rank);
+  util::set_log_group(group_name);
+  util::log_startup_once();
+}
+
+void log_paths_to_peers(core::World& world) {
+  if (!util::log_enabled(util::LogLevel::kInfo, util::Subsys::kTransport)) return;
+  if (auto* routed = dynamic_cast<transport::RoutedTransport*>(&world.transport())) {
+    routed->log_paths();
+  }
 }
 
 }  // namespace
@@ -70,6 +88,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
     invalid("rank " + std::to_string(world.rank) + " is not in a world of size " +
             std::to_string(world.size));
   }
+  name_this_process_in_logs(world.rank, options.group_name);
   world.timeout =
       options.timeout.count() > 0 ? options.timeout : util::setting_duration("WEFT_TIMEOUT");
   if (environment.master_addr) world.route_hint = *environment.master_addr;
@@ -105,6 +124,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
   }
 
   auto shared_world = core::World::join(std::move(world));
+  log_paths_to_peers(*shared_world);
   int size = shared_world->size();
   std::vector<int> members(size);
   for (int rank = 0; rank < size; ++rank) members[rank] = rank;

@@ -68,8 +68,10 @@ std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& 
   try {
     return std::make_unique<transport::ShmTransport>(shm_options, sink);
   } catch (const Error& e) {
-    util::log_info("rank " + std::to_string(options.rank) + ": no shared memory for messages (" +
-                   e.message() + "); TCP only");
+    util::log_info(util::Subsys::kShm, [&] {
+      return "rank " + std::to_string(options.rank) + ": no shared memory for messages (" +
+             e.message() + "); TCP only";
+    });
     return nullptr;
   }
 }
@@ -83,7 +85,9 @@ util::SocketAddress choose_listen_address(const std::string& route_hint) {
     try {
       return util::local_address_towards(route_hint);
     } catch (const Error& e) {
-      util::log_warn("no route to " + route_hint + " (" + e.message() + "); listening on loopback");
+      util::log_warn(util::Subsys::kInit, [&] {
+        return "no route to " + route_hint + " (" + e.message() + "); listening on loopback";
+      });
     }
   }
   return util::resolve("127.0.0.1", 0);
@@ -117,8 +121,10 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   std::string me = tcp.listen_address().to_string() + "\n" + util::host_identity();
   if (shm) me += "\n" + shm->address().to_string();
   store.set(peer_key(options.rank), to_bytes(me));
-  util::log_info("rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
-                 " listens on " + tcp.listen_address().to_string());
+  util::log_info(util::Subsys::kInit, [&] {
+    return "rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
+           " listens on " + tcp.listen_address().to_string();
+  });
 
   std::vector<std::string> keys;
   for (int rank = 0; rank < options.size; ++rank) keys.push_back(peer_key(rank));

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/clock_alignment.h"
 #include "util/deadline.h"
+#include "util/log.h"
 #include "util/settings.h"
 
 namespace weft::core {
@@ -15,6 +17,21 @@ std::shared_ptr<Communicator> Communicator::create(std::shared_ptr<World> world,
   std::shared_ptr<Communicator> communicator(new Communicator(
       std::move(world), std::move(name), std::move(world_ranks), context_base, timeout));
   communicator->world_->attach(context_base, communicator.get());
+  // The world group (context 0, made by every rank at init) aligns the timeline's clocks.
+  if (RankTrace* trace = communicator->recorder_.trace(); trace && context_base == 0) {
+    World& w = *communicator->world_;
+    try {
+      std::vector<bool> same_clock(w.size());
+      for (int r = 0; r < w.size(); ++r) same_clock[r] = w.host_of(r) == w.host_of(0);
+      trace->set_clock_offset_ns(
+          estimate_clock_offset_ns(w.store(), w.rank(), w.size(), same_clock));
+    } catch (const Error& error) {
+      util::log_warn(util::Subsys::kInit, [&] {
+        return std::string("WEFT_TRACE: cannot align this rank's clock with rank 0's: ") +
+               error.what();
+      });
+    }
+  }
   return communicator;
 }
 
@@ -25,7 +42,8 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
       name_(std::move(name)),
       world_ranks_(std::move(world_ranks)),
       context_base_(context_base),
-      timeout_(timeout.count() > 0 ? timeout : world_->timeout()) {
+      timeout_(timeout.count() > 0 ? timeout : world_->timeout()),
+      recorder_(name_, world_.get(), world_->rank(), world_->size()) {
   rank_ = group_rank_of(world_->rank());
   std::vector<std::string> identities;
   for (int group_rank = 0; group_rank < size(); ++group_rank) {
@@ -164,7 +182,11 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
                            : "the send to " + peer + " did not complete within the deadline (" +
                                  std::to_string(waited) + " ms timeout): the peer is not receiving";
     auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
-    if (world_->transport().cancel(request, error)) throw *error;
+    if (world_->transport().cancel(request, error)) {
+      // A collective's timeout is dumped by fail_collectives, once the launcher recorded it.
+      if (!request.operation_tagged) dump_flight_recorder(*error);
+      throw *error;
+    }
   }
   if (request.failed()) throw describe_failure(request, info);
 }
@@ -207,15 +229,23 @@ void Communicator::abort(const std::string& reason) {
 }
 
 void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const Error> error) {
-  std::lock_guard lock(mutex_);
-  if (context_id == context(Channel::kPointToPoint) && !aborted_) aborted_ = error;
-  if (!broken_collectives_) broken_collectives_ = std::move(error);
-  troubled_.store(true, std::memory_order_release);
+  bool failure = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (context_id == context(Channel::kPointToPoint) && !aborted_) aborted_ = error;
+    if (!broken_collectives_) broken_collectives_ = error;
+    troubled_.store(true, std::memory_order_release);
+    // A peer's failed collective aborts only the collective context; a peer's abort() aborts
+    // the point-to-point one first (the news arrive in order): that is no failure to report.
+    failure = context_id == context(Channel::kCollective) && !aborted_;
+  }
+  if (failure) recorder_.dump(name_, rank_, world_->rank(), *error);
 }
 
 void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> error) {
   // Point-to-point with the other members still works; collectives need everyone.
   if (group_rank_of(world_peer) < 0) return;
+  dump_flight_recorder(*error);
   fail_collectives(std::move(error));
 }
 
@@ -225,9 +255,17 @@ void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
     if (!broken_collectives_) broken_collectives_ = cause;
     troubled_.store(true, std::memory_order_release);
   }
+  dump_flight_recorder(*cause);
   tell_shared_memory_waiters(cause);
   // Wakes this rank's pending collective receives and tells the connected members.
   world_->transport().abort_context(context(Channel::kCollective), std::move(cause));
+}
+
+void Communicator::dump_flight_recorder(const Error& cause) {
+  // The user's own abort is no failure to report; but once a failure was reported, the files
+  // are refreshed whatever ends the ops (the op that failed has now recorded how).
+  if (cause.root_cause().code() == ErrorCode::kAborted && !recorder_.dumped()) return;
+  recorder_.dump(name_, rank_, world_->rank(), cause);
 }
 
 void Communicator::tell_shared_memory_waiters(const std::shared_ptr<const Error>& cause) {

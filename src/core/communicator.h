@@ -17,6 +17,7 @@
 
 #include "core/local_window.h"
 #include "core/op_queue.h"
+#include "core/op_recorder.h"
 #include "core/op_signature.h"
 #include "core/world.h"
 #include "transport/request.h"
@@ -149,6 +150,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                         util::LazyDeadline& deadline);
 
   OpQueue& queue() { return queue_; }
+  // What this group records of its operations (flight recorder, WEFT_TRACE timeline).
+  OpRecorder& recorder() { return recorder_; }
+  // Logs this group's flight recorder and writes its dump files, once, after a failure that
+  // is not the user's own abort.
+  void dump_flight_recorder(const Error& cause);
   // Child groups' message contexts: the same on every member, different for every child.
   uint64_t next_child_context();
 
@@ -187,6 +193,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   uint64_t context_base_;
   std::chrono::milliseconds timeout_;
   std::atomic<int64_t> next_seq_{0};
+  OpRecorder recorder_;
   std::atomic<uint64_t> children_{0};
 
   mutable std::mutex mutex_;

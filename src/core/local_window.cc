@@ -322,8 +322,10 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   for (int m = 0; m < options.members; ++m) {
     std::string answer = to_string(answers[m]);
     if (answer != "ok") {
-      util::log_info("group '" + options.group_name + "': no shared memory (rank " +
-                     std::to_string(m) + ": " + answer + "); same-host collectives use TCP");
+      util::log_info(util::Subsys::kShm, [&] {
+        return "group '" + options.group_name + "': no shared memory (rank " + std::to_string(m) +
+               ": " + answer + "); same-host collectives use TCP";
+      });
       return nullptr;
     }
   }
@@ -334,9 +336,11 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   }
   window->choose_spin();
   window->choose_publishing();
-  util::log_info("group '" + options.group_name + "': shared-memory window, " +
-                 std::to_string(options.members) + " members, " + std::to_string(slot_bytes >> 10) +
-                 " KiB slots");
+  util::log_info(util::Subsys::kShm, [&] {
+    return "group '" + options.group_name + "': shared-memory window, " +
+           std::to_string(options.members) + " members, " + std::to_string(slot_bytes >> 10) +
+           " KiB slots";
+  });
   return window;
 }
 
@@ -508,8 +512,10 @@ bool LocalWindow::can_read_members() {
           transport::probe_process_memory(theirs.pid, theirs.probe_address, theirs.probe_word);
       if (error != 0) {
         all = false;
-        util::log_info("no cross-memory reads from rank " + std::to_string(m) + " (" +
-                       std::strerror(error) + "): same-host all_to_all copies through the window");
+        util::log_info(util::Subsys::kShm, [&] {
+          return "no cross-memory reads from rank " + std::to_string(m) + " (" +
+                 std::strerror(error) + "): same-host all_to_all copies through the window";
+        });
       }
     }
     member_reads_probed_ = all ? 1 : 0;

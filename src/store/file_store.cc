@@ -139,7 +139,8 @@ FileStore::~FileStore() {
       return 0;
     });
   } catch (const std::exception& e) {
-    util::log_warn("FileStore " + path_ + ": could not unregister: " + e.what());
+    util::log_warn(util::Subsys::kStore,
+                   [&] { return "FileStore " + path_ + ": could not unregister: " + e.what(); });
   }
 }
 

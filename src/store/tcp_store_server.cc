@@ -118,7 +118,9 @@ class TcpStoreServer::Loop {
     while (!stop_.load()) {
       int n = epoll_wait(epoll_.get(), events, 64, next_timeout_ms());
       if (n < 0 && errno != EINTR) {
-        util::log_error("store server: epoll_wait: " + std::string(strerror(errno)));
+        util::log_error(util::Subsys::kStore, [&, saved_errno = errno] {
+          return "store server: epoll_wait: " + std::string(strerror(saved_errno));
+        });
         break;
       }
       for (int i = 0; i < n; ++i) {
@@ -157,7 +159,9 @@ class TcpStoreServer::Loop {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           pause_accepting(errno);
         } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-          util::log_warn("store server: accept: " + std::string(strerror(errno)));
+          util::log_warn(util::Subsys::kStore, [&, saved_errno = errno] {
+            return "store server: accept: " + std::string(strerror(saved_errno));
+          });
         }
         return;
       }
@@ -172,8 +176,10 @@ class TcpStoreServer::Loop {
   }
 
   void pause_accepting(int error) {
-    util::log_warn("store server: cannot accept a connection (" + std::string(strerror(error)) +
-                   "); accepting again in " + std::to_string(kAcceptPause.count()) + " ms");
+    util::log_warn(util::Subsys::kStore, [&] {
+      return "store server: cannot accept a connection (" + std::string(strerror(error)) +
+             "); accepting again in " + std::to_string(kAcceptPause.count()) + " ms";
+    });
     watch(listen_.get(), kListenTag, 0, EPOLL_CTL_MOD);
     accept_paused_until_ = Clock::now() + kAcceptPause;
   }
@@ -216,8 +222,10 @@ class TcpStoreServer::Loop {
         // A client that keeps sending while its request is parked gets no more buffer than
         // one frame's worth.
         if (client.in.size() > max_frame_ + kReadChunk + store::kFrameHeaderBytes) {
-          util::log_warn("store server: client " + client.peer +
-                         " sent more than one frame ahead; dropping it");
+          util::log_warn(util::Subsys::kStore, [&] {
+            return "store server: client " + client.peer +
+                   " sent more than one frame ahead; dropping it";
+          });
           return false;
         }
         continue;
@@ -237,9 +245,11 @@ class TcpStoreServer::Loop {
       uint32_t length;
       std::memcpy(&length, client.in.data(), sizeof length);
       if (length > max_frame_) {
-        util::log_warn("store server: client " + client.peer + " announced a frame of " +
-                       std::to_string(length) + " bytes (limit " + std::to_string(max_frame_) +
-                       "); refused");
+        util::log_warn(util::Subsys::kStore, [&] {
+          return "store server: client " + client.peer + " announced a frame of " +
+                 std::to_string(length) + " bytes (limit " + std::to_string(max_frame_) +
+                 "); refused";
+        });
         send_reply(client, error_reply("frame of " + std::to_string(length) +
                                        " bytes exceeds the store's limit of " +
                                        std::to_string(max_frame_) + " bytes"));

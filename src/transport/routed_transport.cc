@@ -1,5 +1,7 @@
 #include "transport/routed_transport.h"
 
+#include "util/log.h"
+
 namespace weft::transport {
 
 RoutedTransport::RoutedTransport(std::unique_ptr<TcpTransport> tcp,
@@ -56,6 +58,19 @@ void RoutedTransport::stop_polling() {
 bool RoutedTransport::completed_by_polling(const Request& request) const {
   if (!shm_) return false;
   return request.peer == kAnyPeer ? shm_->has_local_peers() : via_shm(request.peer);
+}
+
+void RoutedTransport::log_paths() const {
+  int me = tcp_->rank();
+  for (int peer = 0; peer < tcp_->world_size(); ++peer) {
+    if (peer == me) continue;
+    // Same-host peers keep a TCP connection too (it reports their exit): name its address.
+    util::log_info(util::Subsys::kTransport, [&] {
+      std::string path = via_shm(peer) ? "shm (same host; its TCP address " : "tcp at ";
+      return "rank " + std::to_string(me) + " reaches rank " + std::to_string(peer) + " through " +
+             path + tcp_->peer_address(peer) + (via_shm(peer) ? ")" : "");
+    });
+  }
 }
 
 void RoutedTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {

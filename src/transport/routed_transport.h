@@ -45,6 +45,8 @@ class RoutedTransport final : public Transport {
     tcp_->set_listener(std::move(listener));
   }
   std::string peer_address(int peer) const override { return tcp_->peer_address(peer); }
+  // Logs (INFO, transport) the path to each peer; once the rendezvous has set them.
+  void log_paths() const;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
  private:

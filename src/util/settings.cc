@@ -11,7 +11,13 @@ namespace weft::util {
 const std::vector<SettingSpec>& all_settings() {
   static const std::vector<SettingSpec> kSettings = {
       {"WEFT_DEBUG", SettingType::kChoice, "warn", "error|warn|info|debug|trace",
-       "Log level of weft's messages on stderr."},
+       "Log level of weft's messages (stderr, or WEFT_DEBUG_FILE)."},
+      {"WEFT_DEBUG_SUBSYS", SettingType::kString, "", "",
+       "Subsystems whose messages are logged: a comma list of init, transport, coll, shm, "
+       "store, python; ^ first excludes those listed. Empty or all: every subsystem."},
+      {"WEFT_DEBUG_FILE", SettingType::kString, "", "",
+       "File weft's messages go to instead of stderr (appended); %h: host name, %p: pid, %r: "
+       "rank (lines before the rank is known go to stderr). Empty: stderr."},
       {"WEFT_TIMEOUT", SettingType::kDuration, "300s", "",
        "Deadline of every wait (rendezvous, connection, operation) unless the group or the "
        "operation sets its own. Seconds, or with a unit: 250ms, 30s, 5m."},
@@ -52,6 +58,17 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_HANDSHAKE_TIMEOUT", SettingType::kDuration, "10s", "",
        "How long an incoming connection may take to present its job token before it is "
        "dropped."},
+      {"WEFT_FLIGHT_RECORDER", SettingType::kInt, "64", "",
+       "How many of its last operations each group keeps in memory for the dump printed when "
+       "a collective times out or a peer fails (docs/observability.md). 0: none kept."},
+      {"WEFT_FLIGHT_DIR", SettingType::kString, "", "",
+       "Directory where each rank writes its flight recorder (rank<R>.txt) when it fails or is "
+       "stopped by SIGTERM/SIGINT. weftrun sets it to a directory of its own and prints the "
+       "ranks' last ops side by side when a job fails. Empty: no files."},
+      {"WEFT_TRACE", SettingType::kString, "", "",
+       "Directory where each rank writes its timeline of every operation as Chrome-trace JSON "
+       "(rank<R>.json) when its groups shut down; weftrun merges them into trace.json. Empty: "
+       "no timeline."},
   };
   return kSettings;
 }

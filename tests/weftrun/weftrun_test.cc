@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -28,6 +29,7 @@
 #include "util/socket.h"
 #include "weft/store.h"
 #include "weft/tcp_store.h"
+#include "weft/weft.h"
 
 namespace {
 
@@ -204,6 +206,41 @@ int run_store_probe() {
     }
   }
   std::printf("probe rank=%d size=%d token=%s\n", rank, size, token);
+  return 0;
+}
+
+// --- probe modes with a real weft group: timelines and flight recorders -------------------
+
+// Five all_reduces of 8 bytes, for WEFT_TRACE.
+int run_trace_probe() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(2, 1.0f);
+  for (int i = 0; i < 5; ++i) group->all_reduce(weft::BufferView(data));
+  return 0;
+}
+
+// Three all_reduces of 8 bytes, then rank 1 sleeps while rank 0 calls a fourth. "fail": with a
+// 300 ms timeout, after which rank 0 exits with code 3; "hang": without, until weftrun is
+// interrupted.
+int run_flight_probe(const std::string& mode) {
+  auto group = weft::init_process_group();
+  std::vector<float> data(2, 1.0f);
+  for (int i = 0; i < 3; ++i) group->all_reduce(weft::BufferView(data));
+  std::printf("ready\n");
+  std::fflush(stdout);
+  if (group->rank() == 1) {
+    std::this_thread::sleep_for(30s);
+    return 0;
+  }
+  weft::CollectiveOptions options;
+  if (mode == "fail") options.timeout = 300ms;
+  try {
+    group->all_reduce(weft::BufferView(data), weft::ReduceOp::kSum, options);
+  } catch (const weft::Error& error) {
+    std::fprintf(stderr, "probe: %s\n", error.what());
+    std::fflush(nullptr);
+    std::_Exit(3);  // without leaving the group: rank 1 never says goodbye
+  }
   return 0;
 }
 
@@ -622,7 +659,75 @@ TEST(Weftrun, HelpPrintsUsage) {
 
 }  // namespace
 
+TEST(Weftrun, MergesTheRanksTimelinesIntoOneTrace) {
+  TempDir dir;
+  fs::path traces = dir.path() / "traces";
+  Weftrun run({"-n", "2", self_exe(), "--weftrun-trace-probe"}, dir.path(), "weftrun",
+              {{"WEFT_TRACE", traces.string()}});
+  ASSERT_EQ(run.wait(30s), 0) << run.err();
+  EXPECT_NE(run.err().find("weftrun: merged the timelines of 2 ranks (10 ops) into " +
+                           (traces / "trace.json").string()),
+            std::string::npos)
+      << run.err();
+  nlohmann::json trace = nlohmann::json::parse(read_file(traces / "trace.json"));
+  std::map<int, int> ops_of_rank;
+  std::set<std::string> process_names;
+  double first = 1e300;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name") {
+      process_names.insert(event["args"]["name"].get<std::string>());
+    }
+    if (event["ph"] != "X") continue;
+    EXPECT_EQ(event["args"]["op"], "all_reduce");
+    EXPECT_EQ(event["args"]["bytes"], 8);
+    EXPECT_EQ(event["args"]["seq"], ops_of_rank[event["pid"].get<int>()]++);
+    first = std::min(first, event["ts"].get<double>());
+  }
+  EXPECT_EQ(ops_of_rank, (std::map<int, int>{{0, 5}, {1, 5}}));
+  EXPECT_EQ(process_names, (std::set<std::string>{"rank 0", "rank 1"}));
+  EXPECT_EQ(first, 0.0) << "the merged trace starts at 0";
+}
+
+// The table's cell of a rank's op, e.g. "3 all_reduce 8B timeout".
+bool table_has(const std::string& err, const std::string& cell) {
+  return err.find(cell) != std::string::npos;
+}
+
+TEST(Weftrun, PrintsTheRanksLastOpsSideBySideWhenARankFails) {
+  TempDir dir;
+  Weftrun run({"-n", "2", self_exe(), "--weftrun-flight-probe", "fail"}, dir.path());
+  ASSERT_EQ(run.wait(30s), 3) << run.err();
+  std::string err = run.err();
+  EXPECT_NE(err.find("weftrun: last ops of each rank (flight recorder: seq op bytes state, newest "
+                     "last):"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(std::regex_search(err, std::regex(R"(rank 0 +\| rank 1)"))) << err;
+  // Rank 0 timed out in seq 3; rank 1 (stopped by SIGTERM) had finished seq 2: on one row.
+  EXPECT_TRUE(std::regex_search(err, std::regex(R"(3 all_reduce 8B timeout +\| 2 all_reduce 8B )")))
+      << err;
+  EXPECT_TRUE(table_has(err, "0 all_reduce 8B done")) << err;
+}
+
+TEST(Weftrun, PrintsTheRanksLastOpsWhenInterrupted) {
+  TempDir dir;
+  Weftrun run({"-n", "2", self_exe(), "--weftrun-flight-probe", "hang"}, dir.path());
+  ASSERT_TRUE(eventually([&] { return count_of(run.out(), "ready\n") == 2; }, 20s)) << run.err();
+  std::this_thread::sleep_for(100ms);  // rank 0 enters its fourth all_reduce
+  ::kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.wait(10s), 128 + SIGINT) << run.err();
+  std::string err = run.err();
+  // Each rank wrote its ring from its signal handler: rank 0 is still in seq 3.
+  EXPECT_TRUE(
+      std::regex_search(err, std::regex(R"(3 all_reduce 8B running +\| 2 all_reduce 8B done)")))
+      << err;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--weftrun-trace-probe") == 0) return run_trace_probe();
+  if (argc >= 3 && std::strcmp(argv[1], "--weftrun-flight-probe") == 0) {
+    return run_flight_probe(argv[2]);
+  }
   if (argc >= 2 && std::strcmp(argv[1], "--weftrun-store-probe") == 0) {
     try {
       return run_store_probe();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "flight_report.h"
 #include "launch_options.h"
 #include "line_prefixer.h"
 #include "node_rendezvous.h"
@@ -18,6 +19,7 @@
 #include "rank_supervisor.h"
 #include "signal_relay.h"
 #include "store_host.h"
+#include "trace_merge.h"
 #include "util/random_token.h"
 
 namespace weft::run {
@@ -67,6 +69,34 @@ int wait_for_other_nodes(NodeRendezvous& rendezvous, StoreHost& store, SignalRel
   return exit_code;
 }
 
+// When the job failed or was interrupted: the ranks' last ops side by side, from the dumps
+// they wrote into WEFT_FLIGHT_DIR.
+void print_flight_table(const FlightDir& flight, const JobLayout& layout) {
+  if (flight.path().empty()) return;
+  std::vector<int> ranks;
+  for (int local = 0; local < layout.nproc_per_node; ++local) {
+    ranks.push_back(layout.global_rank(local));
+  }
+  std::string table = flight_table_from(flight.path(), ranks);
+  if (table.empty()) return;
+  print_launcher_line("last ops of each rank (flight recorder: seq op bytes state, newest last):");
+  std::fputs(table.c_str(), stderr);
+}
+
+// WEFT_TRACE=DIR: one trace.json of every rank's timeline (node 0 merges what DIR holds).
+void merge_traces(const JobLayout& layout) {
+  const char* dir = std::getenv("WEFT_TRACE");
+  if (dir == nullptr || *dir == '\0' || layout.node_rank != 0) return;
+  try {
+    MergeResult merged = merge_rank_traces(dir);
+    if (merged.ranks == 0) return;
+    print_launcher_line("merged the timelines of " + std::to_string(merged.ranks) + " ranks (" +
+                        std::to_string(merged.events) + " ops) into " + merged.path);
+  } catch (const std::exception& error) {
+    print_launcher_line(std::string("cannot merge the ranks' timelines: ") + error.what());
+  }
+}
+
 int launch(const LaunchOptions& options) {
   JobLayout layout;
   layout.nproc_per_node = options.nproc_per_node;
@@ -111,6 +141,7 @@ int launch(const LaunchOptions& options) {
   }
   layout.job_token = token;
 
+  FlightDir flight;
   SignalRelay signals;
   signals.install();
   SupervisorOptions supervisor_options;
@@ -119,6 +150,8 @@ int launch(const LaunchOptions& options) {
   supervisor_options.bind = options.bind;
   RankSupervisor supervisor(supervisor_options, layout, signals, rendezvous.get());
   SupervisorResult result = supervisor.run();
+  if (result.exit_code != 0 || result.failure) print_flight_table(flight, layout);
+  merge_traces(layout);
 
   if (rendezvous == nullptr) return result.exit_code;
   try {

@@ -94,12 +94,15 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
                   "copy)"
             : "copied through shared memory (process_vm_readv refused: " + single_copy_refused +
                   ")";
-    util::log_info(me + " talks to same-host ranks" + over_shm +
-                   " through shared memory: messages up to " + std::to_string(kInlineBytes) +
-                   " bytes through rings, larger ones " + large);
+    util::log_info(util::Subsys::kShm, [&] {
+      return me + " talks to same-host ranks" + over_shm +
+             " through shared memory: messages up to " + std::to_string(kInlineBytes) +
+             " bytes through rings, larger ones " + large;
+    });
   }
   if (!refused.empty()) {
-    util::log_info(me + " sends to same-host ranks" + refused + " over TCP");
+    util::log_info(util::Subsys::kShm,
+                   [&] { return me + " sends to same-host ranks" + refused + " over TCP"; });
   }
   progress_thread_ = std::thread([this] { run_progress(); });
 }
@@ -336,8 +339,10 @@ void ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& r
       in.assembled_bytes += record.bytes;
       break;
     default:
-      util::log_error("rank " + std::to_string(options_.rank) + ": unknown record " +
-                      std::to_string(record.kind) + " from rank " + std::to_string(peer));
+      util::log_error(util::Subsys::kShm, [&] {
+        return "rank " + std::to_string(options_.rank) + ": unknown record " +
+               std::to_string(record.kind) + " from rank " + std::to_string(peer);
+      });
       return;
   }
   if (in.in_chunks && in.assembled_bytes == in.assembling.bytes) {

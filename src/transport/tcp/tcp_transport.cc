@@ -206,9 +206,10 @@ void TcpTransport::deliver(const FrameHeader& header, const PayloadFill& fill) {
     }
   }
   if (lost) {
-    util::log_warn("rank " + std::to_string(options_.rank) + " lost a message from rank " +
-                   std::to_string(header.source) +
-                   " that nobody waited for yet: " + lost->message());
+    util::log_warn(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(options_.rank) + " lost a message from rank " +
+             std::to_string(header.source) + " that nobody waited for yet: " + lost->message();
+    });
   }
   if (conflicting) conflicting->fail(mismatch);  // the message itself waits, unexpected
   if (!receive) return;
@@ -275,8 +276,10 @@ TcpConnection* TcpTransport::connect_locked(int peer) {
   connection->connect_errno = connect_errno;
   TcpConnection* raw = connection.get();
   adopt_locked(std::move(connection));
-  util::log_debug("rank " + std::to_string(options_.rank) + " connecting to rank " +
-                  std::to_string(peer) + " at " + raw->address);
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " connecting to rank " + std::to_string(peer) +
+           " at " + raw->address;
+  });
   watch(raw, EPOLLOUT, /*add=*/true);
   return raw;
 }
@@ -368,8 +371,10 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
     }
   }
   for (TcpConnection* connection : targets) {
-    util::log_debug("rank " + std::to_string(options_.rank) + " tells rank " +
-                    std::to_string(connection->peer) + " (" + connection->address + "): " + text);
+    util::log_debug(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(options_.rank) + " tells rank " +
+             std::to_string(connection->peer) + " (" + connection->address + "): " + text;
+    });
     send_control(connection, kind, context, tag, text);
   }
 }
@@ -383,7 +388,9 @@ void TcpTransport::run_loop() {
   while (!stop_.load()) {
     int count = epoll_wait(epoll_fd_.get(), events, 64, kLoopTickMs);
     if (count < 0 && errno != EINTR) {
-      util::log_error("transport event loop: epoll_wait: " + std::string(strerror(errno)));
+      util::log_error(util::Subsys::kTransport, [&, saved_errno = errno] {
+        return "transport event loop: epoll_wait: " + std::string(strerror(saved_errno));
+      });
       return;
     }
     for (int i = 0; i < count; ++i) {
@@ -410,7 +417,9 @@ void TcpTransport::accept_all() {
                      &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-        util::log_warn("transport: accept: " + std::string(strerror(errno)));
+        util::log_warn(util::Subsys::kTransport, [&, saved_errno = errno] {
+          return "transport: accept: " + std::string(strerror(saved_errno));
+        });
       }
       return;
     }
@@ -541,8 +550,10 @@ bool TcpTransport::parse_handshake(TcpConnection* connection) {
     connection->staged_begin += kAckBytes;
     if (ack.status != HandshakeStatus::kOk) {
       int peer = connection->peer;
-      util::log_error("rank " + std::to_string(peer) + " at " + connection->address +
-                      " refused our connection: " + describe(ack.status));
+      util::log_error(util::Subsys::kTransport, [&] {
+        return "rank " + std::to_string(peer) + " at " + connection->address +
+               " refused our connection: " + describe(ack.status);
+      });
       close_connection(connection);
       fail_peer(peer,
                 peer_error(peer, ErrorCode::kUnauthorized,
@@ -560,7 +571,9 @@ bool TcpTransport::parse_handshake(TcpConnection* connection) {
   try {
     hello = parse_hello(received);
   } catch (const Error& e) {
-    util::log_warn("refused a connection from " + connection->address + ": " + e.message());
+    util::log_warn(util::Subsys::kTransport, [&] {
+      return "refused a connection from " + connection->address + ": " + e.message();
+    });
     close_connection(connection);
     return false;
   }
@@ -577,8 +590,10 @@ bool TcpTransport::parse_handshake(TcpConnection* connection) {
   ssize_t ignored = ::send(connection->fd.get(), ack.data(), ack.size(), MSG_NOSIGNAL);
   (void)ignored;
   if (status != HandshakeStatus::kOk) {
-    util::log_warn("refused a connection from " + connection->address + " claiming rank " +
-                   std::to_string(hello->rank) + ": " + describe(status));
+    util::log_warn(util::Subsys::kTransport, [&] {
+      return "refused a connection from " + connection->address + " claiming rank " +
+             std::to_string(hello->rank) + ": " + describe(status);
+    });
     close_connection(connection);
     return false;
   }
@@ -596,8 +611,10 @@ bool TcpTransport::parse_handshake(TcpConnection* connection) {
 
 void TcpTransport::became_ready(TcpConnection* connection) {
   connection->state = ConnectionState::kReady;
-  util::log_debug("rank " + std::to_string(options_.rank) + " connected with rank " +
-                  std::to_string(connection->peer) + " (" + connection->address + ")");
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " connected with rank " +
+           std::to_string(connection->peer) + " (" + connection->address + ")";
+  });
   // A peer we meet only now must still learn what we know: the deaths, and the contexts
   // aborted, go ahead of anything else on this connection.
   std::vector<OutboundFrame> news;
@@ -825,7 +842,7 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
     connection->bound_receive.reset();
     receive->fail(error);
   }
-  if (!graceful) util::log_error(error->what());
+  if (!graceful) util::log_error(util::Subsys::kTransport, [&] { return error->what(); });
   fail_peer(peer, error, /*flood=*/!graceful);
 }
 
@@ -845,9 +862,11 @@ void TcpTransport::drop_stale_handshakes() {
     }
   }
   for (TcpConnection* connection : stale) {
-    util::log_warn("dropped a connection from " + connection->address +
-                   " that did not present a job token within " +
-                   std::to_string(options_.handshake_timeout.count()) + " ms");
+    util::log_warn(util::Subsys::kTransport, [&] {
+      return "dropped a connection from " + connection->address +
+             " that did not present a job token within " +
+             std::to_string(options_.handshake_timeout.count()) + " ms";
+    });
     std::lock_guard in_lock(connection->in_mutex);
     close_connection(connection);
   }

@@ -1,0 +1,99 @@
+// weft-trace summary on a small trace whose numbers are known: runs the real binary.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "support/temp_paths.h"
+
+namespace {
+
+using weft::testing::TempDir;
+
+std::string run_command(const std::string& command, int* status) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  *status = ::pclose(pipe);
+  return out;
+}
+
+std::string event(int rank, const char* op, int seq, int bytes, double ts, double dur) {
+  std::ostringstream text;
+  text << R"({"name":")" << op << R"(","ph":"X","ts":)" << ts << R"(,"dur":)" << dur << R"(,"pid":)"
+       << rank << R"(,"tid":1,"args":{"seq":)" << seq << R"(,"op":")" << op << R"(","bytes":)"
+       << bytes << R"(,"group":"default"}})";
+  return text.str();
+}
+
+// Two ranks' files as ranks write them: rank 1's clock is 1000 us behind rank 0's.
+//   all_reduce: 10 calls per rank, 8 bytes. Rank 0's take 10, 20, ..., 100 us; rank 1's 1 us.
+//   Rank 1 starts each call 50 us after rank 0 (on rank 0's clock): it is the one the other
+//   waits for, so it arrives last while rank 0 has the higher mean.
+//   broadcast: one call on rank 0 only, 100 bytes, 7 us.
+void write_known_trace(const std::filesystem::path& dir) {
+  std::ofstream rank0(dir / "rank0.json");
+  rank0 << R"({"otherData":{"weft_rank":0,"clock_offset_us":0},"traceEvents":[)";
+  rank0 << R"({"name":"process_name","ph":"M","pid":0,"args":{"name":"rank 0"}})";
+  for (int i = 0; i < 10; ++i)
+    rank0 << "," << event(0, "all_reduce", i, 8, 1000.0 * i, 10.0 * (i + 1));
+  rank0 << "," << event(0, "broadcast", 10, 100, 20000, 7) << "]}";
+  std::ofstream rank1(dir / "rank1.json");
+  rank1 << R"({"otherData":{"weft_rank":1,"clock_offset_us":1000},"traceEvents":[)";
+  for (int i = 0; i < 10; ++i) {
+    rank1 << (i ? "," : "") << event(1, "all_reduce", i, 8, 1000.0 * i + 50 - 1000, 1.0);
+  }
+  rank1 << "]}";
+}
+
+TEST(WeftTrace, SummaryOfAKnownTrace) {
+  TempDir dir;
+  write_known_trace(dir.path());
+  int status = 0;
+  std::string out =
+      run_command(std::string(WEFT_TRACE_PATH) + " summary " + dir.path().string(), &status);
+  ASSERT_EQ(status, 0) << out;
+  std::istringstream lines(out);
+  std::string header, all_reduce, broadcast;
+  std::getline(lines, header);
+  std::getline(lines, all_reduce);
+  std::getline(lines, broadcast);
+  EXPECT_NE(header.find("p50_us"), std::string::npos) << out;
+  // 20 calls, 160 bytes. Durations: ten 1s and 10..100: p50 is the 10th smallest (1), p90 the
+  // 18th (80), p99 the 20th (100). Rank 0's mean is 55; rank 1 started last in all 10 calls.
+  std::istringstream row(all_reduce);
+  std::string op, p50, p90, p99, max, slowest, slowest_mean, last, last_calls;
+  long count = 0, bytes = 0;
+  row >> op >> count >> bytes >> p50 >> p90 >> p99 >> max >> slowest >> slowest_mean >> last >>
+      last_calls;
+  EXPECT_EQ(op, "all_reduce");
+  EXPECT_EQ(count, 20);
+  EXPECT_EQ(bytes, 160);
+  EXPECT_EQ(p50, "1.0");
+  EXPECT_EQ(p90, "80.0");
+  EXPECT_EQ(p99, "100.0");
+  EXPECT_EQ(max, "100.0");
+  EXPECT_EQ(slowest, "0");
+  EXPECT_EQ(slowest_mean, "(55.0)");
+  EXPECT_EQ(last, "1");
+  EXPECT_EQ(last_calls, "(10/10)");
+  EXPECT_EQ(broadcast.substr(0, 9), "broadcast") << out;
+  EXPECT_NE(broadcast.find(" 1 "), std::string::npos) << broadcast;
+  EXPECT_NE(broadcast.find(" 100 "), std::string::npos) << broadcast;
+  EXPECT_NE(broadcast.find("7.0"), std::string::npos) << broadcast;
+}
+
+TEST(WeftTrace, NamesADirectoryWithoutTraces) {
+  TempDir dir;
+  int status = 0;
+  std::string out = run_command(
+      std::string(WEFT_TRACE_PATH) + " summary " + dir.path().string() + " 2>&1", &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(out.find("holds no trace.json and no rank<R>.json"), std::string::npos) << out;
+}
+
+}  // namespace
