@@ -43,8 +43,7 @@ int main() {
       }
     }
 
-    std::printf("weft consumer OK (weft %s, group '%s')\n", weft::version(),
-                group->name().c_str());
+    std::printf("weft consumer OK (weft %s, group '%s')\n", weft::version(), group->name().c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "weft consumer: FAILED: %s\n", e.what());
