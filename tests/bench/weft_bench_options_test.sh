@@ -7,14 +7,7 @@
 # nothing on stdout; --help must exit 0 with the usage on stdout.
 set -u
 bench=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # refused "TEXT..." -- ARGS...: weft-bench ARGS exits 2 with one stderr line holding every TEXT.
 refused() {

@@ -15,13 +15,7 @@ set -u
 weftrun=$1
 bench=$2
 bench_dir=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 python=""
 for candidate in "${WEFT_BENCH_PYTHON:-}" python3 /usr/bin/python3; do

@@ -15,14 +15,7 @@
 set -u
 weftrun=$1
 bench=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # check_rows FILE LABEL [expected ops...]: the table rows of weft-bench's stdout.
 check_rows() {
