@@ -1,7 +1,5 @@
 #include "weft/process_group.h"
 
-#include <atomic>
-
 #include "api/argument_checks.h"
 #include "api/process_group_impl.h"
 #include "core/communicator.h"
@@ -17,49 +15,6 @@ core::OpSignature p2p_signature(DType dtype, std::size_t count) {
   signature.dtype = dtype;
   signature.count = count;
   return signature;
-}
-
-// A point-to-point Work that records its op's end in the group's recorder when a wait sees it
-// finish (the op's start was recorded when it was posted).
-class RecordedWork final : public Work {
- public:
-  RecordedWork(std::shared_ptr<Work> inner, core::OpRecorder& recorder,
-               core::OpRecorder::Token token)
-      : inner_(std::move(inner)), recorder_(recorder), token_(token) {}
-
-  void wait(std::optional<std::chrono::milliseconds> timeout) override {
-    try {
-      inner_->wait(timeout);
-    } catch (const Error& error) {
-      record(core::outcome_of(error.code()));
-      throw;
-    }
-    record(core::OpOutcome::kDone);
-  }
-  bool is_completed() const override {
-    bool done = inner_->is_completed();
-    if (done) record(inner_->is_success() ? core::OpOutcome::kDone : core::OpOutcome::kFailed);
-    return done;
-  }
-  bool is_success() const override { return inner_->is_success(); }
-  std::exception_ptr exception() const override { return inner_->exception(); }
-  int source_rank() const override { return inner_->source_rank(); }
-
- private:
-  void record(core::OpOutcome outcome) const {
-    if (!recorded_.exchange(true)) recorder_.end(token_, outcome);
-  }
-
-  std::shared_ptr<Work> inner_;
-  core::OpRecorder& recorder_;  // the communicator's, which inner_ keeps alive
-  core::OpRecorder::Token token_;
-  mutable std::atomic<bool> recorded_{false};
-};
-
-std::shared_ptr<Work> recorded(core::Communicator& comm, std::shared_ptr<Work> work,
-                               const core::OpRecorder::Token& token) {
-  if (token.index == 0 && comm.recorder().trace() == nullptr) return work;  // nothing recorded
-  return std::make_shared<RecordedWork>(std::move(work), comm.recorder(), token);
 }
 
 core::OpStart p2p_start(const char* op, int peer, ConstBufferView data) {
@@ -92,9 +47,7 @@ std::shared_ptr<Work> ProcessGroup::isend(ConstBufferView data, int dst, int tag
   auto request =
       impl_->comm->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
                              p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
-  return recorded(*impl_->comm,
-                  std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info),
-                  token);
+  return std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info, token);
 }
 
 std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
@@ -107,9 +60,7 @@ std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
   auto request =
       impl_->comm->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
                              p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
-  return recorded(*impl_->comm,
-                  std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info),
-                  token);
+  return std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info, token);
 }
 
 void ProcessGroup::send(ConstBufferView data, int dst, int tag) { isend(data, dst, tag)->wait(); }

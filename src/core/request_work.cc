@@ -5,13 +5,35 @@
 namespace weft::core {
 
 RequestWork::RequestWork(std::shared_ptr<Communicator> communicator, transport::RequestPtr request,
-                         OpInfo info)
+                         OpInfo info, OpRecorder::Token recorded)
     : communicator_(std::move(communicator)),
       request_(std::move(request)),
       info_(info),
-      deadline_(communicator_->deadline_from_now()) {}
+      deadline_(communicator_->deadline_from_now()),
+      recorded_(recorded),
+      recording_(recorded.index != 0 || communicator_->recorder().trace() != nullptr) {}
 
 void RequestWork::wait(std::optional<std::chrono::milliseconds> timeout) {
+  try {
+    wait_for_request(timeout);
+  } catch (const Error& error) {
+    record_end(outcome_of(error.code()));
+    throw;
+  }
+  record_end(OpOutcome::kDone);
+}
+
+bool RequestWork::is_completed() const {
+  bool done = request_->done();
+  if (done) record_end(request_->failed() ? OpOutcome::kFailed : OpOutcome::kDone);
+  return done;
+}
+
+void RequestWork::record_end(OpOutcome outcome) const {
+  if (recording_ && !ended_.exchange(true)) communicator_->recorder().end(recorded_, outcome);
+}
+
+void RequestWork::wait_for_request(std::optional<std::chrono::milliseconds> timeout) {
   {
     std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);
