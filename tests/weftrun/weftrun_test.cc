@@ -179,6 +179,17 @@ void expect_all_gone(const std::vector<pid_t>& pids) {
 
 std::string sh_quote_dir(const fs::path& dir) { return "'" + dir.string() + "'"; }
 
+// weftrun's watchdog (tools/weftrun/orphan_guard.h): the child of weftrun's main thread named
+// weft-guard, or -1.
+pid_t orphan_guard_of(pid_t weftrun) {
+  std::string id = std::to_string(weftrun);
+  std::istringstream children(read_file("/proc/" + id + "/task/" + id + "/children"));
+  for (pid_t child; children >> child;) {
+    if (read_file("/proc/" + std::to_string(child) + "/comm") == "weft-guard\n") return child;
+  }
+  return -1;
+}
+
 // --- probe mode: a rank that meets the others in the job's store --------------------------
 
 int run_store_probe() {
@@ -429,6 +440,44 @@ TEST(Weftrun, SighupStopsTheRanksAndWhatTheyStarted) {
   std::vector<pid_t> pids = rank_pids(dir.path());
   EXPECT_EQ(pids.size(), 2u);
   expect_all_gone(pids);
+}
+
+TEST(Weftrun, SigkillStopsTheRanksAndWhatTheyStarted) {
+  TempDir dir;
+  // weftrun can do nothing about its own SIGKILL: its orphan guard must stop every rank's
+  // process group, the background sleeps included.
+  std::string script = "sleep 300 & echo $! > " + sh_quote_dir(dir.path()) +
+                       "/pid.grandchild.$RANK; echo $$ > " + sh_quote_dir(dir.path()) +
+                       "/pid.rank.$RANK; echo ready; wait";
+  Weftrun run({"-n", "2", "sh", "-c", script}, dir.path());
+  ASSERT_TRUE(eventually([&] { return count_of(run.out(), "ready\n") == 2; }, 10s)) << run.err();
+  pid_t guard = orphan_guard_of(run.pid());
+  EXPECT_GT(guard, 0) << "weftrun runs no orphan guard";
+  std::vector<pid_t> pids = rank_pids(dir.path());
+  ASSERT_EQ(pids.size(), 4u);
+  ::kill(run.pid(), SIGKILL);
+  EXPECT_EQ(run.wait(5s), 128 + SIGKILL) << run.err();
+  expect_all_gone(pids);
+  // Once the groups are empty the guard leaves; the grace period (5 s) bounds it in any case.
+  if (guard > 0) {
+    EXPECT_TRUE(eventually([&] { return !alive(guard); }, 8s)) << "the orphan guard lingers";
+  }
+  if (HasFailure()) {
+    for (pid_t pid : pids) {
+      if (alive(pid)) ::kill(pid, SIGKILL);  // leave no sleep 300 behind a failed test
+    }
+  }
+}
+
+TEST(Weftrun, ReapsItsOrphanGuardWhenTheJobEnds) {
+  TempDir dir;
+  Weftrun run({"-n", "2", "sh", "-c", "echo ready; sleep 0.5"}, dir.path());
+  ASSERT_TRUE(eventually([&] { return count_of(run.out(), "ready\n") == 2; }, 10s)) << run.err();
+  pid_t guard = orphan_guard_of(run.pid());
+  ASSERT_GT(guard, 0) << "weftrun runs no orphan guard";
+  EXPECT_EQ(run.wait(8s), 0) << run.err();
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(guard)))
+      << "weftrun exited without reaping its orphan guard";
 }
 
 TEST(Weftrun, RunsProgramsFromPathAndNamesOnesItCannotRun) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "orphan_guard.h"
 #include "signal_relay.h"
 
 namespace weft::run {
@@ -27,10 +28,14 @@ void make_pipe(int fds[2]) {
 
 // Child side between fork and exec: async-signal-safe calls only.
 [[noreturn]] void exec_child(char* const* argv, char* const* envp, int stdin_fd, int stdout_fd,
-                             int stderr_fd, int error_fd, pid_t parent, const cpu_set_t* cpus) {
+                             int stderr_fd, int error_fd, pid_t parent, const cpu_set_t* cpus,
+                             const OrphanGuard* orphan_guard) {
   ::setpgid(0, 0);
+  // At once: the guard cannot see weftrun die while this child holds its copy of the guard's
+  // pipe, so it learns of this group whenever weftrun dies.
+  if (orphan_guard) orphan_guard->watch_own_group_from_child();
   if (cpus) ::sched_setaffinity(0, sizeof *cpus, cpus);  // a refusal leaves the rank unbound
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
   SignalRelay::reset_signals_in_child();
   if (stdin_fd >= 0) ::dup2(stdin_fd, 0);
@@ -89,7 +94,7 @@ ChildProcess ChildProcess::spawn(const SpawnSpec& spec) {
     pid = ::fork();
     if (pid == 0) {
       exec_child(argv.data(), envp.data(), stdin_fd, out_pipe[1], err_pipe[1], error_pipe[1],
-                 parent, spec.cpus ? &*spec.cpus : nullptr);
+                 parent, spec.cpus ? &*spec.cpus : nullptr, spec.orphan_guard);
     }
   }
   if (pid < 0) {

@@ -4,9 +4,12 @@
 // Contract: spawn() returns only once exec has succeeded; a program that cannot be run (not
 // found, not executable) throws SpawnError naming it and errno's text, and leaves no process
 // behind. The child is the leader of a new process group, so signal_group() reaches
-// everything it started (a shell's children too), and it gets SIGKILL if weftrun dies
-// (PR_SET_PDEATHSIG), so a killed launcher leaves no orphan ranks. The object owns the pipe
-// read ends. Not thread-safe; fork only from the launcher's main thread.
+// everything it started (a shell's children too). If weftrun dies, the OrphanGuard given in the
+// spec stops that whole group (orphan_guard.h); the child itself also gets SIGTERM at once
+// (PR_SET_PDEATHSIG), a backstop should the guard be gone. SIGTERM rather than SIGKILL: a rank
+// gets the same chance to clean up as when weftrun is stopped by a signal; the guard's SIGKILL
+// follows after the grace period.
+// The object owns the pipe read ends. Not thread-safe; fork only from the launcher's main thread.
 #pragma once
 
 #include <sched.h>
@@ -19,6 +22,8 @@
 
 namespace weft::run {
 
+class OrphanGuard;
+
 class SpawnError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -30,6 +35,8 @@ struct SpawnSpec {
   bool capture_output = true;            // pipes for stdout and stderr, else inherit ours
   bool inherit_stdin = false;            // else /dev/null
   std::optional<cpu_set_t> cpus;         // the CPUs the child may run on; none: ours
+  // Told about the child's process group before exec; borrowed, may be null.
+  const OrphanGuard* orphan_guard = nullptr;
 };
 
 class ChildProcess {

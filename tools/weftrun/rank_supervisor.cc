@@ -66,6 +66,7 @@ void RankSupervisor::spawn_all() {
     // so one reading the terminal would be stopped with SIGTTIN.
     spec.inherit_stdin = false;
     spec.cpus = slices[local];
+    spec.orphan_guard = orphan_guard_.get();
     rank->child = std::make_unique<ChildProcess>(ChildProcess::spawn(spec));
     std::string prefix = "[rank " + std::to_string(rank->global_rank) + "] ";
     rank->out = std::make_unique<LinePrefixer>(prefix, 1);
@@ -226,6 +227,8 @@ int RankSupervisor::poll_timeout_ms() const {
 
 SupervisorResult RankSupervisor::run() {
   next_store_poll_ = Clock::now() + options_.store_poll_interval;
+  // weftrun dying of a signal it cannot catch is still weftrun stopped by a signal: same grace.
+  orphan_guard_ = std::make_unique<OrphanGuard>(layout_.nproc_per_node, options_.signal_grace);
   try {
     spawn_all();
   } catch (const SpawnError& error) {
@@ -283,6 +286,8 @@ SupervisorResult RankSupervisor::run() {
     // Whatever a stopped rank left behind in its process group goes with it.
     for (auto& rank : ranks_) rank->child->signal_group(SIGKILL);
   }
+  // After a poll failure ranks may still run: then the destructor says it, after theirs.
+  if (running_count() == 0) orphan_guard_->job_over();
   return result_;
 }
 

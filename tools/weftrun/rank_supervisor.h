@@ -4,7 +4,8 @@
 //
 // Stopping: SIGTERM to every remaining rank's process group, SIGKILL after a grace period
 // (3 s after a failure, 5 s after SIGINT/SIGTERM to weftrun; a second SIGINT/SIGTERM kills at
-// once). run() returns only when every rank has been reaped.
+// once). run() returns only when every rank has been reaped. Should weftrun die without doing
+// this (SIGKILL), an OrphanGuard does it instead, with the signal grace (orphan_guard.h).
 //
 // Contract: one per launcher, main thread only. The SignalRelay must be installed before
 // run(). The NodeRendezvous is optional (null on a one-node job) and borrowed.
@@ -19,6 +20,7 @@
 #include "child_process.h"
 #include "line_prefixer.h"
 #include "node_rendezvous.h"
+#include "orphan_guard.h"
 #include "rank_environment.h"
 #include "signal_relay.h"
 
@@ -68,6 +70,9 @@ class RankSupervisor {
   SignalRelay& signals_;
   NodeRendezvous* rendezvous_;
 
+  // Declared before ranks_ so that, on an unwind, it is told "job over" only after the ranks'
+  // destructors have killed and reaped them.
+  std::unique_ptr<OrphanGuard> orphan_guard_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   SupervisorResult result_;
   bool stopping_ = false;
