@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "core/op_record_text.h"
@@ -54,8 +56,20 @@ void write_all(int fd, const char* data, std::size_t size) {
   }
 }
 
-void on_termination_signal(int signo) {
-  int saved_errno = errno;
+// The signals weftrun forwards to stop a job.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP};
+// The action each had before ours, by its place in kStopSignals: a program's own handler (an
+// interpreter's, such as Python's SIGINT handler) runs after the dump.
+struct sigaction previous_actions[std::size(kStopSignals)];
+
+const struct sigaction* previous_action_of(int signo) {
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    if (kStopSignals[i] == signo) return &previous_actions[i];
+  }
+  return nullptr;
+}
+
+void dump_every_rank(int signo) {
   // Each world rank of this process once (a real rank has one; in-process tests have several).
   int done[kMaxRecorders];
   int done_count = 0;
@@ -71,21 +85,38 @@ void on_termination_signal(int signo) {
     // Its own temporary file: the signal may interrupt a thread writing the dump.
     write_flight_file(flight_dir, "rank", slot.world_rank, reason, ".signal.tmp");
   }
+}
+
+void on_termination_signal(int signo, siginfo_t* info, void* context) {
+  int saved_errno = errno;
+  dump_every_rank(signo);
   errno = saved_errno;
-  // SA_RESETHAND restored the default action: the signal ends the process as it would have.
-  ::raise(signo);
+  const struct sigaction* previous = previous_action_of(signo);
+  if (previous != nullptr && (previous->sa_flags & SA_SIGINFO) != 0) {
+    previous->sa_sigaction(signo, info, context);
+  } else if (previous != nullptr && previous->sa_handler != SIG_DFL &&
+             previous->sa_handler != SIG_IGN) {
+    previous->sa_handler(signo);
+  } else {
+    // The default action: put it back and let the signal end the process as it would have.
+    ::signal(signo, SIG_DFL);
+    ::raise(signo);
+  }
 }
 
 void install_signal_handler(const std::string& dir) {
   std::strncpy(flight_dir, dir.c_str(), sizeof flight_dir - 1);
-  // The signals weftrun forwards to stop a job.
-  for (int signo : {SIGTERM, SIGINT, SIGHUP}) {
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    int signo = kStopSignals[i];
     struct sigaction current {};
-    if (::sigaction(signo, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    if (::sigaction(signo, nullptr, &current) != 0) continue;
+    // An ignored signal stops nothing: nothing to dump.
+    if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) continue;
+    previous_actions[i] = current;
     struct sigaction action {};
-    action.sa_handler = on_termination_signal;
+    action.sa_sigaction = on_termination_signal;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
+    action.sa_flags = SA_SIGINFO | (current.sa_flags & SA_RESTART);
     ::sigaction(signo, &action, nullptr);
   }
 }

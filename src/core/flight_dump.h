@@ -3,10 +3,11 @@
 // directory.
 //
 // Every live recorder of the process is in a fixed table, so that a dump can write all the
-// groups of a rank, and so that a rank stopped by SIGTERM/SIGINT (weftrun forwards them) can
-// still write its file: when WEFT_FLIGHT_DIR is set, a handler is installed for those signals
-// (only where their action is the default one, so a program's own handler wins) that writes the
-// file with write(2) and re-raises the signal with its default action.
+// groups of a rank, and so that a rank stopped by SIGTERM/SIGINT/SIGHUP (weftrun forwards them)
+// can still write its file: when WEFT_FLIGHT_DIR is set, a handler is installed for those
+// signals (unless ignored) that writes the file with write(2), then hands the signal to what
+// was there before: the program's own handler (Python's SIGINT handler, which raises
+// KeyboardInterrupt), or the default action, re-raised.
 #pragma once
 
 #include <string>

@@ -12,6 +12,10 @@ std::size_t FlightRecorder::copy_to(OpRecord* out, std::size_t room) const {
   uint64_t next = next_.load(std::memory_order_acquire);
   uint64_t kept = std::min<uint64_t>(next - 1, std::min<uint64_t>(capacity_, room));
   std::size_t written = 0;
+  TimelineClock::Pair now = in_ticks_ ? tick_clock_.pair() : TimelineClock::Pair{};
+  auto steady_ns = [&](int64_t time) {
+    return in_ticks_ ? TimelineClock::to_steady_ns(time, ticks_started_, now) : time;
+  };
   for (uint64_t index = next - kept; index < next; ++index) {
     const Entry& entry = entries_[(index - 1) % capacity_];
     if (entry.index.load(std::memory_order_acquire) != index) continue;  // being rewritten
@@ -23,8 +27,9 @@ std::size_t FlightRecorder::copy_to(OpRecord* out, std::size_t room) const {
     record.what.bytes = entry.bytes.load(std::memory_order_relaxed);
     record.what.dtype = static_cast<DType>(entry.dtype.load(std::memory_order_relaxed));
     record.what.peer = entry.peer.load(std::memory_order_relaxed);
-    record.start_ns = entry.start_ns.load(std::memory_order_relaxed);
-    record.end_ns = entry.end_ns.load(std::memory_order_relaxed);
+    record.start_ns = steady_ns(entry.start_ns.load(std::memory_order_relaxed));
+    int64_t end = entry.end_ns.load(std::memory_order_relaxed);
+    record.end_ns = end == 0 ? 0 : steady_ns(end);
     record.outcome = static_cast<OpOutcome>(entry.outcome.load(std::memory_order_relaxed));
   }
   return written;

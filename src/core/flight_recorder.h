@@ -2,8 +2,10 @@
 // a job hangs or fails the error report shows where each rank was (docs/observability.md).
 //
 // A fixed ring of entries allocated once, when the group is made: recording an operation is
-// one relaxed fetch_add to claim a slot, a few relaxed stores and a steady-clock read; ending
-// it is a load, two stores and a clock read. No lock and no allocation, so a collective of
+// one relaxed fetch_add to claim a slot, a few relaxed stores and a clock read; ending it is a
+// load, two stores and a clock read. The clock is the caller's: the coarse steady clock, or,
+// while the timeline runs, its ticks (read once for both), which copies turn into steady
+// nanoseconds. No lock and no allocation, so a collective of
 // 8 bytes does not notice it. Several threads may record at once (point-to-point calls from
 // any thread, a group's worker and its caller): each claims its own slot. Every field is a
 // relaxed atomic (a plain move on x86) so that a dump on another thread or in a signal handler
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "core/op_record.h"
+#include "core/timeline_clock.h"
 
 namespace weft::core {
 
@@ -27,6 +30,14 @@ class FlightRecorder {
   explicit FlightRecorder(std::size_t capacity);
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;
+
+  // Times given to begin() and end() from now on are `clock`'s ticks, read as steady time by
+  // the line through `started` and the pair a copy takes.
+  void count_in_ticks(const TimelineClock& clock, const TimelineClock::Pair& started) {
+    tick_clock_ = clock;
+    ticks_started_ = started;
+    in_ticks_ = true;
+  }
 
   std::size_t capacity() const { return capacity_; }
   bool enabled() const { return capacity_ > 0; }
@@ -93,6 +104,9 @@ class FlightRecorder {
 
   std::size_t capacity_;
   std::unique_ptr<Entry[]> entries_;
+  bool in_ticks_ = false;
+  TimelineClock tick_clock_;
+  TimelineClock::Pair ticks_started_;
   std::atomic<uint64_t> next_{1};
 };
 

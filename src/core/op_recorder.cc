@@ -20,8 +20,13 @@ OpRecorder::OpRecorder(const std::string& group, const void* world, int world_ra
     : collectives_(flight_capacity()),
       point_to_point_(collectives_.capacity()),
       trace_(RankTrace::for_world(world, world_rank, world_size)) {
-  if (trace_) timeline_ = trace_->add_group(group);
-  active_ = collectives_.enabled() || timeline_ != nullptr;
+  if (trace_) {
+    timelines_ = trace_->add_group(group);
+    clock_ = trace_->clock();
+    collectives_.count_in_ticks(clock_, trace_->started());
+    point_to_point_.count_in_ticks(clock_, trace_->started());
+  }
+  active_ = collectives_.enabled() || timelines_ != nullptr;
   register_flight_recorder(&collectives_, group, world_rank);
   register_flight_recorder(&point_to_point_, group, world_rank);
 }

@@ -1,5 +1,7 @@
 #include "core/trace_writer.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,7 +34,10 @@ void write_live_traces() {
       if (auto held = trace.lock()) alive.push_back(std::move(held));
     }
   }
-  for (const auto& trace : alive) trace->write();
+  for (const auto& trace : alive) {
+    trace->stop_spilling();
+    trace->write();
+  }
 }
 
 void append_escaped(std::string& out, const std::string& text) {
@@ -61,26 +66,32 @@ std::string micros(int64_t ns) {
   return text;
 }
 
-void append_event(std::string& out, const OpRecord& record, int pid, int tid,
-                  const std::string& group) {
-  const OpStart& what = record.what;
-  int64_t end = record.outcome == OpOutcome::kRunning ? record.start_ns : record.end_ns;
+// Turns a timeline's ticks into this rank's steady nanoseconds.
+struct TickScale {
+  TimelineClock::Pair first;
+  TimelineClock::Pair last;
+  int64_t ns(int64_t ticks) const { return TimelineClock::to_steady_ns(ticks, first, last); }
+};
+
+void append_event(std::string& out, const TimelineEntry& entry, const TickScale& scale, int pid,
+                  int tid, const std::string& group) {
+  int64_t start = scale.ns(entry.start_ticks);
+  int64_t end = entry.outcome == OpOutcome::kRunning ? start : scale.ns(entry.end_ticks);
   out += "{\"name\":";
-  append_escaped(out, what.op);
+  append_escaped(out, entry.op);
   out += ",\"cat\":\"";
-  out += what.seq >= 0 ? "collective" : "p2p";
-  out += "\",\"ph\":\"X\",\"ts\":" + micros(record.start_ns) +
-         ",\"dur\":" + micros(end - record.start_ns) + ",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"seq\":" + std::to_string(what.seq) +
-         ",\"op\":";
-  append_escaped(out, what.op);
-  out += ",\"bytes\":" + std::to_string(what.bytes) + ",\"dtype\":\"" +
-         std::string(name_of(what.dtype)) + "\",\"algorithm\":";
-  append_escaped(out, what.algorithm ? what.algorithm : "");
-  out += what.seq >= 0 ? ",\"root\":" : ",\"peer\":";
-  out += std::to_string(what.peer) + ",\"group\":";
+  out += entry.seq >= 0 ? "collective" : "p2p";
+  out += "\",\"ph\":\"X\",\"ts\":" + micros(start) + ",\"dur\":" + micros(end - start) +
+         ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+         ",\"args\":{\"seq\":" + std::to_string(entry.seq) + ",\"op\":";
+  append_escaped(out, entry.op);
+  out += ",\"bytes\":" + std::to_string(entry.bytes) + ",\"dtype\":\"" +
+         std::string(name_of(entry.dtype)) + "\",\"algorithm\":";
+  append_escaped(out, entry.algorithm ? entry.algorithm : "");
+  out += entry.seq >= 0 ? ",\"root\":" : ",\"peer\":";
+  out += std::to_string(entry.peer) + ",\"group\":";
   append_escaped(out, group);
-  out += ",\"state\":\"" + std::string(name_of(record.outcome)) + "\"}}";
+  out += ",\"state\":\"" + std::string(name_of(entry.outcome)) + "\"}}";
 }
 
 }  // namespace
@@ -101,9 +112,16 @@ std::shared_ptr<RankTrace> RankTrace::for_world(const void* world, int world_ran
 }
 
 RankTrace::RankTrace(std::string dir, int world_rank, int world_size)
-    : dir_(std::move(dir)), world_rank_(world_rank), world_size_(world_size) {}
+    : dir_(std::move(dir)),
+      world_rank_(world_rank),
+      world_size_(world_size),
+      clock_(TimelineClock::best()),
+      started_(clock_.pair()),
+      owner_pid_(::getpid()),
+      spiller_(std::make_unique<std::thread>([this] { spill_until_stopped(); })) {}
 
 RankTrace::~RankTrace() {
+  stop_spilling();
   write();
   std::lock_guard lock(registry().mutex);
   for (auto it = registry().traces.begin(); it != registry().traces.end(); ++it) {
@@ -114,19 +132,53 @@ RankTrace::~RankTrace() {
   }
 }
 
-std::shared_ptr<OpTimeline> RankTrace::add_group(const std::string& group) {
-  auto lane = std::make_shared<OpTimeline>();
+void RankTrace::spill_until_stopped() {
+  uint32_t seen = 0;
+  while (!stopping_.load(std::memory_order_acquire)) {
+    segments_sealed_.wait(seen, std::memory_order_acquire);
+    seen = segments_sealed_.load(std::memory_order_acquire);
+    std::lock_guard lock(mutex_);
+    for (const auto& [group, lane] : lanes_) {
+      lane->collectives.spill_sealed_segments();
+      lane->point_to_point.spill_sealed_segments();
+    }
+  }
+}
+
+void RankTrace::stop_spilling() {
+  std::lock_guard lock(spiller_mutex_);
+  if (!spiller_) return;
+  if (::getpid() != owner_pid_) {
+    (void)spiller_.release();  // the thread is the parent's: nothing here to join
+    return;
+  }
+  stopping_.store(true, std::memory_order_release);
+  segments_sealed_.fetch_add(1, std::memory_order_release);
+  segments_sealed_.notify_one();
+  spiller_->join();
+  spiller_.reset();
+}
+
+std::shared_ptr<GroupTimelines> RankTrace::add_group(const std::string& group) {
+  auto lane = std::make_shared<GroupTimelines>(dir_, &segments_sealed_);
   std::lock_guard lock(mutex_);
   lanes_.emplace_back(group, lane);
   return lane;
 }
 
-std::string RankTrace::to_json() const {
+void RankTrace::write_json(const std::function<void(const std::string&)>& emit) const {
   std::string out = "{\"otherData\":{\"weft_rank\":" + std::to_string(world_rank_) +
                     ",\"weft_world_size\":" + std::to_string(world_size_) +
                     ",\"clock_offset_us\":" + micros(clock_offset_ns_) + "},\n\"traceEvents\":[\n";
   out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(world_rank_) +
          ",\"args\":{\"name\":\"rank " + std::to_string(world_rank_) + "\"}}";
+  // Emitted in pieces: a long job's timeline is many times the size of its ring.
+  auto flush_if_large = [&] {
+    if (out.size() < (1u << 20)) return;
+    emit(out);
+    out.clear();
+  };
+  TickScale scale{started_, clock_.pair()};
   std::lock_guard lock(mutex_);
   int tid = 0;
   for (const auto& [group, lane] : lanes_) {
@@ -135,28 +187,36 @@ std::string RankTrace::to_json() const {
            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
     append_escaped(out, "group " + group);
     out += "}}";
-    lane->for_each([&](const OpRecord& record) {
-      out += ",\n";
-      append_event(out, record, world_rank_, tid, group);
-    });
-    if (lane->dropped() > 0) {
-      util::log_warn(util::Subsys::kColl, [&] {
-        return "WEFT_TRACE: group '" + group + "' recorded more ops than a trace keeps; " +
-               std::to_string(lane->dropped()) + " left out";
+    for (const OpTimeline* timeline : {&lane->collectives, &lane->point_to_point}) {
+      timeline->for_each([&](const TimelineEntry& entry) {
+        out += ",\n";
+        append_event(out, entry, scale, world_rank_, tid, group);
+        flush_if_large();
       });
+      if (timeline->dropped() > 0) {
+        util::log_warn(util::Subsys::kColl, [&] {
+          return "WEFT_TRACE: group '" + group + "' recorded more ops than a trace keeps; " +
+                 std::to_string(timeline->dropped()) + " left out";
+        });
+      }
     }
   }
   out += "\n]}\n";
-  return out;
+  emit(out);
 }
 
 void RankTrace::write() const {
+  if (::getpid() != owner_pid_) return;
   std::string path = dir_ + "/rank" + std::to_string(world_rank_) + ".json";
   std::string temporary = path + ".tmp";
-  std::string text = to_json();
   FILE* file = std::fopen(temporary.c_str(), "w");
-  bool written = file != nullptr && std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  if (file != nullptr) written = std::fclose(file) == 0 && written;
+  bool written = file != nullptr;
+  if (file != nullptr) {
+    write_json([&](const std::string& text) {
+      written = written && std::fwrite(text.data(), 1, text.size(), file) == text.size();
+    });
+    written = std::fclose(file) == 0 && written;
+  }
   if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) {
     util::log_warn(util::Subsys::kColl, [&] { return "WEFT_TRACE: cannot write " + path; });
   }

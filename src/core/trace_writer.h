@@ -1,6 +1,7 @@
 // RankTrace — one rank's timeline for WEFT_TRACE=DIR: every group of the rank appends to its
-// own OpTimeline, and the rank's file DIR/rank<R>.json is written when its last group is
-// destroyed (and at exit, for groups a program never destroys).
+// own OpTimelines, and the rank's file DIR/rank<R>.json is written when its last group is
+// destroyed (and at exit, for groups a program never destroys). A thread of its own writes the
+// timelines' filled segments to their spill files, off the callers' path.
 //
 // The file is Chrome-trace JSON (chrome://tracing, https://ui.perfetto.dev): "X" events with
 // ts/dur in microseconds of this rank's steady clock, pid = rank, tid = the group (named by a
@@ -9,16 +10,31 @@
 // Written by hand, not with a JSON library: libweft then depends on nothing more for it.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "core/op_timeline.h"
+#include "core/timeline_clock.h"
 
 namespace weft::core {
+
+// One group's timelines: its collectives and its point-to-point calls (written under a lock,
+// as any thread may post one), drawn on one lane of the trace.
+struct GroupTimelines {
+  GroupTimelines(const std::string& spill_dir, std::atomic<uint32_t>* segment_sealed)
+      : collectives(spill_dir, segment_sealed), point_to_point(spill_dir, segment_sealed) {}
+  OpTimeline collectives;
+  OpTimeline point_to_point;
+};
 
 class RankTrace {
  public:
@@ -32,20 +48,38 @@ class RankTrace {
   RankTrace& operator=(const RankTrace&) = delete;
 
   // A new lane (a tid of the file) for a group.
-  std::shared_ptr<OpTimeline> add_group(const std::string& group);
+  std::shared_ptr<GroupTimelines> add_group(const std::string& group);
+  // The clock the timelines' entries are read with.
+  const TimelineClock& clock() const { return clock_; }
+  // A reading of the clock taken when the trace began.
+  const TimelineClock::Pair& started() const { return started_; }
   void set_clock_offset_ns(int64_t offset) { clock_offset_ns_ = offset; }
   // (Re)writes DIR/rank<R>.json with everything recorded so far.
   void write() const;
-  // The JSON text write() writes.
-  std::string to_json() const;
+  // Ends the spill thread (appends spill on their own from then on); at exit and on
+  // destruction. Idempotent.
+  void stop_spilling();
+  // The JSON text write() writes, handed to `emit` in pieces.
+  void write_json(const std::function<void(const std::string&)>& emit) const;
 
  private:
   std::string dir_;
   int world_rank_;
   int world_size_;
   int64_t clock_offset_ns_ = 0;
-  mutable std::mutex mutex_;  // guards lanes_ (groups come and go; appends do not take it)
-  std::vector<std::pair<std::string, std::shared_ptr<OpTimeline>>> lanes_;
+  TimelineClock clock_;
+  TimelineClock::Pair started_;  // one end of the line that turns ticks into nanoseconds
+  mutable std::mutex mutex_;     // guards lanes_ (groups come and go; appends do not take it)
+  std::vector<std::pair<std::string, std::shared_ptr<GroupTimelines>>> lanes_;
+
+  void spill_until_stopped();
+  std::atomic<uint32_t> segments_sealed_{0};
+  std::atomic<bool> stopping_{false};
+  // The process that made the trace: a child forked from it has a copy of the timelines but
+  // not the thread, and must neither join it nor write over its parent's file.
+  pid_t owner_pid_;
+  std::mutex spiller_mutex_;  // guards spiller_'s end
+  std::unique_ptr<std::thread> spiller_;
 };
 
 }  // namespace weft::core

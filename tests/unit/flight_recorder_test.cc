@@ -1,14 +1,14 @@
-// The flight recorder's ring, the line it dumps, and the timeline's chunked buffer.
+// The flight recorder's ring and the line it dumps.
 #include "core/flight_recorder.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/op_record_text.h"
-#include "core/op_timeline.h"
 
 namespace weft::core {
 namespace {
@@ -144,29 +144,33 @@ TEST(OpRecordText, OneLineWithEveryField) {
             std::string::npos);
 }
 
+// While the timeline runs the recorder is given its clock's ticks: copies read them as steady
+// nanoseconds, as the dumps need.
+TEST(FlightRecorder, TicksAreCopiedAsSteadyTime) {
+  TimelineClock clock = TimelineClock::best();
+  FlightRecorder recorder(4);
+  recorder.count_in_ticks(clock, clock.pair());
+  int64_t before = steady_now_ns();
+  uint64_t index = recorder.begin(op_numbered(0), clock.ticks());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  recorder.end(index, OpOutcome::kDone, clock.ticks());
+  int64_t after = steady_now_ns();
+  recorder.begin(op_numbered(1), clock.ticks());  // still running
+  std::vector<OpRecord> kept = recorder.snapshot();
+  ASSERT_EQ(kept.size(), 2u);
+  const int64_t slack = 20'000;  // the fit's error over a few milliseconds, generously
+  EXPECT_GE(kept[0].start_ns, before - slack);
+  EXPECT_GE(kept[0].end_ns - kept[0].start_ns, 2'000'000 - slack);
+  EXPECT_LE(kept[0].end_ns, after + slack);
+  EXPECT_EQ(kept[1].end_ns, 0);  // running: no end to convert
+  EXPECT_GE(kept[1].start_ns, kept[0].end_ns - slack);
+}
+
 TEST(OpRecordText, TruncatesAtTheBufferEnd) {
   char text[8];
   TextBuffer out(text, sizeof text);
   out.text("abcdef").number(-12345);
   EXPECT_EQ(std::string(out.data(), out.size()), "abcdef-1");
-}
-
-TEST(OpTimeline, KeepsEveryAppendInOrderAcrossChunks) {
-  OpTimeline timeline;
-  const std::size_t total = OpTimeline::kChunkRecords * 2 + 5;
-  for (std::size_t i = 0; i < total; ++i) {
-    OpRecord record;
-    record.what = op_numbered(static_cast<int64_t>(i));
-    record.start_ns = static_cast<int64_t>(i);
-    timeline.append(record);
-  }
-  std::size_t visited = 0;
-  timeline.for_each([&](const OpRecord& record) {
-    EXPECT_EQ(record.what.seq, static_cast<int64_t>(visited));
-    ++visited;
-  });
-  EXPECT_EQ(visited, total);
-  EXPECT_EQ(timeline.dropped(), 0u);
 }
 
 }  // namespace
