@@ -33,8 +33,9 @@ int resolve_count(int given, std::optional<int> from_environment, const char* wh
 }
 
 // A TCP store at host:port: served here by rank 0 unless a launcher already serves it.
+// port_origin: how the port was derived from the launcher's variables, "" when it was given.
 void connect_tcp_store(core::WorldOptions& world, const std::string& host, int port,
-                       bool serve_here) {
+                       bool serve_here, const std::string& port_origin = "") {
   if (serve_here) {
     TcpStoreServer::Options server_options;
     server_options.port = port;
@@ -42,7 +43,16 @@ void connect_tcp_store(core::WorldOptions& world, const std::string& host, int p
     // only, out of reach of other machines.
     util::SocketAddress master = util::resolve(host, port);
     if (master.is_loopback()) server_options.host = master.host();
-    world.store_server = std::make_unique<TcpStoreServer>(server_options);
+    try {
+      world.store_server = std::make_unique<TcpStoreServer>(server_options);
+    } catch (const Error& error) {
+      // A port derived from a job id may be taken by another program: say how to choose one.
+      if (port_origin.empty() || error.code() != ErrorCode::kSystem) throw;
+      throw Error(error.code(),
+                  error.message() + " (MASTER_PORT=" + std::to_string(port) + " was derived " +
+                      port_origin + "; set MASTER_PORT to another free port)",
+                  error.context());
+    }
     util::log_info(util::Subsys::kInit,
                    [&] { return "rank 0 serves the store on port " + std::to_string(port); });
   }
@@ -76,6 +86,32 @@ void log_paths_to_peers(core::World& world) {
   }
 }
 
+// What the launcher told this rank, and where MASTER_ADDR and MASTER_PORT came from when the
+// launcher's variables stood in for them.
+void log_launch(const api::LaunchEnvironment& environment) {
+  util::log_info(util::Subsys::kInit, [&] {
+    auto shown = [](const std::optional<int>& value) {
+      return value ? std::to_string(*value) : std::string("?");
+    };
+    std::string line = std::string("launched by ") + api::to_string(environment.launcher) +
+                       ": local rank " + shown(environment.local_rank) + " of " +
+                       shown(environment.local_world_size) + " on this node";
+    if (environment.master_addr) {
+      line += "; MASTER_ADDR " + *environment.master_addr;
+      if (!environment.master_addr_origin.empty()) {
+        line += " (" + environment.master_addr_origin + ")";
+      }
+    }
+    if (environment.master_port) {
+      line += "; MASTER_PORT " + std::to_string(*environment.master_port);
+      if (!environment.master_port_origin.empty()) {
+        line += " (" + environment.master_port_origin + ")";
+      }
+    }
+    return line;
+  });
+}
+
 }  // namespace
 
 std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
@@ -89,6 +125,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
             std::to_string(world.size));
   }
   name_this_process_in_logs(world.rank, options.group_name);
+  log_launch(environment);
   world.timeout =
       options.timeout.count() > 0 ? options.timeout : util::setting_duration("WEFT_TIMEOUT");
   if (environment.master_addr) world.route_hint = *environment.master_addr;
@@ -101,14 +138,22 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
       auto [host, port] = util::split_host_port(*environment.store_addr, "WEFT_STORE_ADDR");
       connect_tcp_store(world, host, port, /*serve_here=*/false);
     } else {
-      if (!environment.master_addr) invalid("env:// needs MASTER_ADDR (the host of rank 0)");
-      if (!environment.master_port) invalid("env:// needs MASTER_PORT (a free port on rank 0)");
+      if (!environment.master_addr) {
+        invalid(environment.master_addr_advice.empty()
+                    ? "env:// needs MASTER_ADDR (the host of rank 0)"
+                    : environment.master_addr_advice);
+      }
+      if (!environment.master_port) {
+        invalid(environment.master_port_advice.empty()
+                    ? "env:// needs MASTER_PORT (a free port on rank 0)"
+                    : environment.master_port_advice);
+      }
       if (environment.torch_agent_store_prefix) {
         connect_torch_agent_store(world, *environment.master_addr, *environment.master_port,
                                   *environment.torch_agent_store_prefix);
       } else {
         connect_tcp_store(world, *environment.master_addr, *environment.master_port,
-                          world.rank == 0);
+                          world.rank == 0, environment.master_port_origin);
       }
     }
   } else if (method.rfind("tcp://", 0) == 0) {
