@@ -17,7 +17,9 @@ namespace weft {
 class WEFT_API TcpStore final : public Store {
  public:
   // Connects to host:port, retrying refused connections until connect_timeout passes (the
-  // server may not be up yet).
+  // server may not be up yet), and has a first request (a ping) answered within the same
+  // time: the server closes connections that send none. Throws kTimeout when nothing answers,
+  // kSystem when the server refuses the connection (at its WEFT_STORE_MAX_CLIENTS).
   TcpStore(const std::string& host, int port, Duration connect_timeout = kDefaultTimeout);
   ~TcpStore() override;
 

@@ -19,12 +19,36 @@ class TcpStore::Connection {
  public:
   Connection(const std::string& host, int port, Duration connect_timeout)
       : address_(util::resolve(host, port)) {
-    fd_ = util::connect_retrying(address_, util::deadline_after(connect_timeout));
+    auto deadline = util::deadline_after(connect_timeout);
+    fd_ = util::connect_retrying(address_, deadline);
     if (!fd_.valid()) {
       throw Error(ErrorCode::kTimeout,
                   "no store server answered at " + address_.to_string() + " within " +
                       std::to_string(connect_timeout.count()) + " ms (connection refused)",
                   ErrorContext{.op = "store.connect", .peer_address = address_.to_string()});
+    }
+    // A first request at once: the server closes a connection that sends none within its
+    // stall timeout, and the answer shows that a store server, not only a listening socket,
+    // is there and has room for this client.
+    ErrorContext context{.op = "store.connect", .peer_address = address_.to_string()};
+    std::vector<uint8_t> reply;
+    Status status;
+    try {
+      status = exchange({static_cast<uint8_t>(Command::kPing)}, deadline, reply);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kTimeout) throw e.with_context(context);
+      throw Error(ErrorCode::kTimeout,
+                  "the store server at " + address_.to_string() +
+                      " accepted the connection but did not answer within " +
+                      std::to_string(connect_timeout.count()) + " ms",
+                  context);
+    }
+    if (status != Status::kOk) {
+      util::ByteReader reader(reply.data(), reply.size());
+      throw Error(ErrorCode::kSystem,
+                  "the store server at " + address_.to_string() +
+                      " refused this client: " + reader.get_string(),
+                  context);
     }
   }
 
@@ -33,17 +57,9 @@ class TcpStore::Connection {
                             const char* op) {
     ErrorContext context{.op = op, .peer_address = address_.to_string()};
     try {
-      std::vector<uint8_t> framed = store::frame(body);
       // A server that stops reading must not hold the caller past the call's bound either.
-      auto deadline = util::deadline_after(answer_within + kAnswerGrace);
-      util::write_all(fd_.get(), framed.data(), framed.size(), deadline);
-      uint32_t length = 0;
-      util::read_exact(fd_.get(), &length, sizeof length, deadline);
-      if (length == 0) throw Error(ErrorCode::kInternal, "empty reply from the store");
-      std::vector<uint8_t> reply(length);
-      util::read_exact(fd_.get(), reply.data(), length, deadline);
-      auto status = static_cast<Status>(reply[0]);
-      reply.erase(reply.begin());
+      std::vector<uint8_t> reply;
+      Status status = exchange(body, util::deadline_after(answer_within + kAnswerGrace), reply);
       if (status == Status::kOk) return reply;
       util::ByteReader reader(reply.data(), reply.size());
       std::string text = reader.get_string();
@@ -63,6 +79,21 @@ class TcpStore::Connection {
   }
 
  private:
+  // Sends one request frame and reads the reply's; `reply` gets the body after the status.
+  Status exchange(const std::vector<uint8_t>& body, util::Clock::time_point deadline,
+                  std::vector<uint8_t>& reply) {
+    std::vector<uint8_t> framed = store::frame(body);
+    util::write_all(fd_.get(), framed.data(), framed.size(), deadline);
+    uint32_t length = 0;
+    util::read_exact(fd_.get(), &length, sizeof length, deadline);
+    if (length == 0) throw Error(ErrorCode::kInternal, "empty reply from the store");
+    reply.resize(length);
+    util::read_exact(fd_.get(), reply.data(), length, deadline);
+    auto status = static_cast<Status>(reply[0]);
+    reply.erase(reply.begin());
+    return status;
+  }
+
   util::SocketAddress address_;
   util::Fd fd_;
 };

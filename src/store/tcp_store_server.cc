@@ -7,23 +7,28 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <new>
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <variant>
 
-#include "store/key_value_table.h"
+#include "store/command_runner.h"
+#include "store/server_connection.h"
 #include "store/store_protocol.h"
+#include "store/warning_limiter.h"
 #include "util/log.h"
+#include "util/settings.h"
 #include "util/socket.h"
 #include "weft/error.h"
 
 namespace weft {
 
-using store::Command;
-using store::Status;
+using store::CommandRunner;
+using store::Parked;
+using store::Reply;
+using Client = store::ServerConnection;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -32,40 +37,51 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 // When the process is out of file descriptors, the listener is left alone this long: it stays
 // readable with the connection it cannot accept, and watching it would spin the loop.
 constexpr std::chrono::milliseconds kAcceptPause{100};
-// A client's next request is served only once its unsent replies are below this: a client
-// that pipelines requests and never reads holds at most this plus one reply.
-constexpr std::size_t kOutputHighWater = 1u << 20;
+// Fairness. In one turn of the event loop a client gets at most this many requests served,
+// this many request bytes (at least one request) and this many bytes read; one with more waits
+// in the backlog for the next turn, after every other client's events, so a client that floods
+// requests delays the others by one of its turns, not by its whole flood.
+constexpr int kRequestsPerTurn = 64;
+constexpr std::size_t kRequestBytesPerTurn = 1u << 20;
+constexpr std::size_t kReadBytesPerTurn = 256 * 1024;
+// Warnings about strangers (refused, stalled connections) are logged at most this often.
+constexpr std::chrono::seconds kWarningInterval{5};
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
 
-struct Reply {
-  Status status = Status::kOk;
-  std::vector<uint8_t> body;  // after the status byte
-};
+std::size_t max_clients_of(const TcpStoreServer::Options& options) {
+  int64_t value =
+      options.max_clients ? *options.max_clients : util::setting_int("WEFT_STORE_MAX_CLIENTS");
+  if (value < 1) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(options.max_clients ? "TcpStoreServer::Options::max_clients"
+                                                : "WEFT_STORE_MAX_CLIENTS") +
+                    " must be at least 1, not " + std::to_string(value));
+  }
+  return static_cast<std::size_t>(value);
+}
 
-// A request waiting for keys to appear.
-struct Parked {
-  Command command;
-  std::vector<std::string> keys;
-  Clock::time_point deadline;
-};
-
-struct Client {
-  util::Fd fd;
-  std::string peer;
-  std::vector<uint8_t> in;
-  std::vector<uint8_t> out;
-  std::size_t out_sent = 0;
-  std::optional<Parked> parked;
-  bool close_after_write = false;
-  bool out_armed = false;  // EPOLLOUT is being watched
-};
+std::chrono::milliseconds stall_timeout_of(const TcpStoreServer::Options& options) {
+  auto value = options.stall_timeout ? *options.stall_timeout
+                                     : util::setting_duration("WEFT_STORE_STALL_TIMEOUT");
+  if (value.count() <= 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(options.stall_timeout ? "TcpStoreServer::Options::stall_timeout"
+                                                  : "WEFT_STORE_STALL_TIMEOUT") +
+                    " must be positive, not " + std::to_string(value.count()) + " ms");
+  }
+  return value;
+}
 
 }  // namespace
 
 class TcpStoreServer::Loop {
  public:
-  explicit Loop(const Options& options) : max_frame_(options.max_frame_bytes) {
+  explicit Loop(const Options& options)
+      : max_frame_(options.max_frame_bytes),
+        max_clients_(max_clients_of(options)),
+        stall_timeout_(stall_timeout_of(options)),
+        runner_(options.max_frame_bytes) {
     if (options.listen_fd >= 0) {
       listen_.reset(options.listen_fd);
       util::set_non_blocking(listen_.get());
@@ -123,31 +139,50 @@ class TcpStoreServer::Loop {
         });
         break;
       }
-      for (int i = 0; i < n; ++i) {
-        uint64_t tag = events[i].data.u64;
-        if (tag == kListenTag)
-          accept_all();
-        else if (tag == kWakeTag)
-          continue;
-        else
-          on_client_event(static_cast<int>(tag), events[i].events);
+      try {
+        turn(events, n);
+      } catch (const std::bad_alloc&) {
+        // Each client's own allocations are caught where they fail it alone; this is the
+        // loop's bookkeeping, which fails no client: the next turn tries again.
+        waking_ = false;
+        util::log_error(util::Subsys::kStore,
+                        [] { return std::string("store server: out of memory in a turn"); });
       }
-      expire_parked();
-      resume_accepting_when_due();
     }
     clients_.clear();
     num_clients_.store(0);
   }
 
-  int next_timeout_ms() const {
-    auto nearest = accept_paused_until_.value_or(Clock::time_point::max());
-    for (const auto& [fd, client] : clients_) {
-      if (client->parked) nearest = std::min(nearest, client->parked->deadline);
+  void turn(const epoll_event* events, int n) {
+    for (int i = 0; i < n; ++i) {
+      uint64_t tag = events[i].data.u64;
+      if (tag == kListenTag)
+        accept_all();
+      else if (tag == kWakeTag)
+        continue;
+      else
+        on_client_event(static_cast<int>(tag), events[i].events);
     }
+    serve_backlog();
+    drop_gone();
+    if (Clock::now() >= next_check_) {
+      check_timers();
+      drop_gone();
+    }
+    resume_accepting_when_due();
+  }
+
+  int next_timeout_ms() const {
+    if (!backlog_.empty()) return 0;
+    auto nearest = std::min(next_check_, accept_paused_until_.value_or(Clock::time_point::max()));
     if (nearest == Clock::time_point::max()) return -1;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now());
     return static_cast<int>(std::clamp<int64_t>(left.count() + 1, 0, 60'000));
   }
+
+  void check_soon(Clock::time_point when) { next_check_ = std::min(next_check_, when); }
+
+  // --- connections -----------------------------------------------------------------------
 
   void accept_all() {
     for (;;) {
@@ -165,14 +200,57 @@ class TcpStoreServer::Loop {
         }
         return;
       }
-      util::set_no_delay(fd);
-      auto client = std::make_unique<Client>();
-      client->fd.reset(fd);
-      client->peer = address.to_string();
-      watch(fd, static_cast<uint64_t>(fd), EPOLLIN | EPOLLRDHUP);
-      clients_[fd] = std::move(client);
-      num_clients_.fetch_add(1);
+      if (clients_.size() - gone_.size() >= max_clients_) {
+        refuse(util::Fd(fd), address.to_string());
+        continue;
+      }
+      util::Fd accepted(fd);
+      try {
+        admit(std::move(accepted), address.to_string());
+      } catch (const std::exception& e) {  // out of memory, or epoll's limit of watches
+        util::log_warn(util::Subsys::kStore, [&] {
+          return "store server: could not take a connection from " + address.to_string() + ": " +
+                 e.what();
+        });
+      }
     }
+  }
+
+  void admit(util::Fd fd, const std::string& peer) {
+    util::set_no_delay(fd.get());
+    auto now = Clock::now();
+    auto client = std::make_unique<Client>();
+    client->peer = peer;
+    client->accepted_at = client->input_at = client->output_at = now;
+    client->watched = EPOLLIN | EPOLLRDHUP;
+    clients_.reserve(clients_.size() + 1);  // so that nothing throws once epoll watches it
+    watch(fd.get(), static_cast<uint64_t>(fd.get()), client->watched);
+    client->fd = std::move(fd);
+    int key = client->fd.get();
+    clients_.emplace(key, std::move(client));
+    num_clients_.fetch_add(1);
+    check_soon(now + stall_timeout_);
+  }
+
+  // Over the cap: the connection gets an error reply and is closed at once. Its first request
+  // may be in flight: what has arrived is read first, so that the close is an orderly one
+  // (a close with unread input resets the connection, and the client could lose the reply).
+  void refuse(util::Fd fd, const std::string& peer) {
+    std::string message = "already serving its limit of " + std::to_string(max_clients_) +
+                          " clients (WEFT_STORE_MAX_CLIENTS)";
+    Reply reply = CommandRunner::error(message);
+    uint32_t length = static_cast<uint32_t>(reply.body.size() + 1);
+    std::vector<uint8_t> framed(store::kFrameHeaderBytes);
+    std::memcpy(framed.data(), &length, sizeof length);
+    framed.push_back(static_cast<uint8_t>(reply.status));
+    framed.insert(framed.end(), reply.body.begin(), reply.body.end());
+    ssize_t sent = ::send(fd.get(), framed.data(), framed.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)sent;
+    uint8_t chunk[4096];
+    for (int i = 0; i < 16 && ::recv(fd.get(), chunk, sizeof chunk, MSG_DONTWAIT) > 0; ++i) {
+    }
+    refusals_.warn(
+        [&] { return "store server: refused a connection from " + peer + ": " + message; });
   }
 
   void pause_accepting(int error) {
@@ -190,286 +268,281 @@ class TcpStoreServer::Loop {
     watch(listen_.get(), kListenTag, EPOLLIN, EPOLL_CTL_MOD);
   }
 
-  void drop(int fd) {
-    auto it = clients_.find(fd);
-    if (it == clients_.end()) return;
-    epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
-    clients_.erase(it);
-    num_clients_.fetch_sub(1);
+  // Clients are marked during a turn and dropped at its end, so that nothing a turn is still
+  // using (a wake's list of parked clients, a request being served) disappears under it.
+  void mark_gone(Client& client) {
+    if (client.gone) return;
+    client.gone = true;
+    gone_.push_back(client.fd.get());
+  }
+
+  void drop_gone() {
+    for (int fd : gone_) {
+      auto it = clients_.find(fd);
+      if (it == clients_.end()) continue;
+      epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+      clients_.erase(it);
+      num_clients_.fetch_sub(1);
+    }
+    gone_.clear();
   }
 
   void on_client_event(int fd, uint32_t events) {
     auto it = clients_.find(fd);
-    if (it == clients_.end()) return;
+    if (it == clients_.end() || it->second->gone) return;
     Client& client = *it->second;
-    if (events & EPOLLOUT) {
-      if (!flush(client)) return drop(fd);
-    }
-    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-      if (!read_available(client)) return drop(fd);
-    }
-    serve(client);  // also what waited for its replies to drain
-    if (client.close_after_write && client.out_sent == client.out.size()) return drop(fd);
+    // The client closed (or half-closed: weft's clients never do) or its connection broke.
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) return mark_gone(client);
+    if (events & EPOLLOUT) flush(client);
+    if (!client.gone && (events & EPOLLIN)) read_some(client);
+    if (!client.gone && !client.queued) serve(client);
   }
 
-  // False when the client is gone.
-  bool read_available(Client& client) {
-    uint8_t chunk[kReadChunk];
-    for (;;) {
-      ssize_t n = ::recv(client.fd.get(), chunk, sizeof chunk, 0);
+  // --- input -------------------------------------------------------------------------------
+
+  void read_some(Client& client) {
+    std::size_t budget = kReadBytesPerTurn;
+    while (budget > 0) {
+      std::size_t room = client.input_room(max_frame_);
+      if (room == 0) break;
+      ssize_t n =
+          ::recv(client.fd.get(), read_buffer_, std::min({sizeof read_buffer_, room, budget}), 0);
       if (n > 0) {
-        client.in.insert(client.in.end(), chunk, chunk + n);
-        // A client that keeps sending while its request is parked gets no more buffer than
-        // one frame's worth.
-        if (client.in.size() > max_frame_ + kReadChunk + store::kFrameHeaderBytes) {
+        try {
+          client.in.append(read_buffer_, static_cast<std::size_t>(n));
+        } catch (const std::bad_alloc&) {
           util::log_warn(util::Subsys::kStore, [&] {
-            return "store server: client " + client.peer +
-                   " sent more than one frame ahead; dropping it";
+            return "store server: out of memory for the requests of client " + client.peer +
+                   "; closing its connection";
           });
-          return false;
+          return mark_gone(client);
         }
+        client.input_at = Clock::now();
+        budget -= static_cast<std::size_t>(n);
         continue;
       }
-      if (n == 0) return false;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      if (n == 0) return mark_gone(client);
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       if (errno == EINTR) continue;
-      return false;
+      return mark_gone(client);
     }
+    if (!client.in.empty() && !client.request_ready(max_frame_))
+      check_soon(client.input_at + stall_timeout_);
+    update_watch(client);
   }
 
-  // Handles every complete frame buffered for this client, in order.
+  // Watches for input while there is room for it and for output while replies wait for room.
+  void update_watch(Client& client) {
+    uint32_t events = EPOLLRDHUP;
+    if (client.input_room(max_frame_) > 0) events |= EPOLLIN;
+    if (!client.out.empty()) events |= EPOLLOUT;
+    if (events == client.watched) return;
+    watch(client.fd.get(), static_cast<uint64_t>(client.fd.get()), events, EPOLL_CTL_MOD);
+    client.watched = events;
+  }
+
+  // --- requests ------------------------------------------------------------------------------
+
+  // Serves this client's complete requests, in order, within its share of the turn.
   void serve(Client& client) {
-    while (!client.parked && !client.close_after_write &&
-           client.out.size() - client.out_sent <= kOutputHighWater) {
-      if (client.in.size() < store::kFrameHeaderBytes) return;
-      uint32_t length;
-      std::memcpy(&length, client.in.data(), sizeof length);
+    int requests = 0;
+    std::size_t bytes = 0;
+    while (!client.gone && !client.parked && !client.close_after_write &&
+           client.request_ready(max_frame_)) {
+      if (client.out.size() > store::kOutputHighWater) {
+        flush(client);  // room for more replies now, or EPOLLOUT brings this client back
+        if (client.gone || client.out.size() > store::kOutputHighWater) break;
+      }
+      if (requests >= kRequestsPerTurn || bytes >= kRequestBytesPerTurn) {
+        if (!client.queued) {
+          client.queued = true;
+          backlog_.push_back(client.fd.get());
+        }
+        break;
+      }
+      uint32_t length = client.next_length();
       if (length > max_frame_) {
         util::log_warn(util::Subsys::kStore, [&] {
           return "store server: client " + client.peer + " announced a frame of " +
                  std::to_string(length) + " bytes (limit " + std::to_string(max_frame_) +
                  "); refused";
         });
-        send_reply(client, error_reply("frame of " + std::to_string(length) +
-                                       " bytes exceeds the store's limit of " +
-                                       std::to_string(max_frame_) + " bytes"));
+        send_reply(client, CommandRunner::error("frame of " + std::to_string(length) +
+                                                " bytes exceeds the store's limit of " +
+                                                std::to_string(max_frame_) + " bytes"));
         client.close_after_write = true;
-        return;
+        break;
       }
-      if (client.in.size() < store::kFrameHeaderBytes + length) return;
-      std::vector<uint8_t> body(client.in.begin() + store::kFrameHeaderBytes,
-                                client.in.begin() + store::kFrameHeaderBytes + length);
-      client.in.erase(client.in.begin(), client.in.begin() + store::kFrameHeaderBytes + length);
-      handle(client, body);
+      client.served_any = true;
+      // The body is read in place: nothing appends to this client's input while it is served
+      // (a wake it causes serves only parked clients, and this one is not parked).
+      handle(client, client.in.data() + store::kFrameHeaderBytes, length);
+      client.in.consume(store::kFrameHeaderBytes + length);
+      ++requests;
+      bytes += store::kFrameHeaderBytes + length;
+    }
+    if (client.gone) return;
+    // What is left may be the start of a request, sent with the last whole one: it must go on.
+    if (!client.in.empty() && !client.request_ready(max_frame_)) {
+      check_soon(client.input_at + stall_timeout_);
+    }
+    flush(client);
+    if (!client.gone) update_watch(client);
+  }
+
+  void serve_backlog() {
+    std::vector<int> turn;
+    turn.swap(backlog_);
+    for (int fd : turn) {
+      auto it = clients_.find(fd);
+      if (it == clients_.end()) continue;
+      it->second->queued = false;
+      if (!it->second->gone) serve(*it->second);
     }
   }
 
-  static Reply error_reply(const std::string& message) {
-    Reply reply{Status::kError, {}};
-    util::ByteWriter(reply.body).put_string(message);
-    return reply;
-  }
-
-  void handle(Client& client, const std::vector<uint8_t>& body) {
-    std::optional<Reply> reply;
-    try {
-      util::ByteReader reader(body.data(), body.size());
-      reply = execute(client, reader);
-      if (reader.remaining() != 0) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "malformed request: " + std::to_string(reader.remaining()) +
-                        " unexpected trailing bytes");
-      }
-    } catch (const Error& e) {
-      client.parked.reset();
-      reply = error_reply(e.message());
-    } catch (const std::bad_alloc&) {
-      client.parked.reset();
-      reply = error_reply("the store server ran out of memory for this request");
+  void handle(Client& client, const uint8_t* body, std::size_t size) {
+    auto outcome = runner_.run(body, size);
+    if (auto* parked = std::get_if<Parked>(&outcome)) {
+      check_soon(parked->deadline);
+      client.parked = std::move(*parked);
+    } else {
+      send_reply(client, std::get<Reply>(outcome));
     }
-    if (reply) send_reply(client, *reply);
-    if (mutated_ && !waking_) wake_parked();
-  }
-
-  // Runs one request; an empty result means it was parked.
-  std::optional<Reply> execute(Client& client, util::ByteReader& reader) {
-    Reply ok;
-    util::ByteWriter out(ok.body);
-    auto command = static_cast<Command>(reader.get<uint8_t>());
-    switch (command) {
-      case Command::kSet: {
-        std::string key = reader.get_string();
-        table_.set(key, reader.get_blob());
-        mutated_ = true;
-        return ok;
-      }
-      case Command::kAdd: {
-        std::string key = reader.get_string();
-        out.put<int64_t>(table_.add(key, reader.get<int64_t>()));
-        mutated_ = true;
-        return ok;
-      }
-      case Command::kCompareSet: {
-        std::string key = reader.get_string();
-        Bytes expected = reader.get_blob();
-        Bytes desired = reader.get_blob();
-        out.put_blob(table_.compare_set(key, expected, desired));
-        mutated_ = true;
-        return ok;
-      }
-      case Command::kDelete:
-        out.put<uint8_t>(table_.erase(reader.get_string()) ? 1 : 0);
-        return ok;
-      case Command::kCheck:
-        out.put<uint8_t>(table_.contains_all(store::read_keys(reader)) ? 1 : 0);
-        return ok;
-      case Command::kNumKeys:
-        out.put<int64_t>(table_.size());
-        return ok;
-      case Command::kPing:
-        return ok;
-      case Command::kMultiSet: {
-        uint32_t count = reader.get<uint32_t>();
-        if (count > reader.remaining() / 8) {
-          throw Error(ErrorCode::kInvalidArgument,
-                      "malformed request: " + std::to_string(count) + " pairs announced");
-        }
-        for (uint32_t i = 0; i < count; ++i) {
-          std::string key = reader.get_string();
-          table_.set(key, reader.get_blob());
-        }
-        mutated_ = true;
-        return ok;
-      }
-      case Command::kGet:
-      case Command::kWait:
-      case Command::kMultiGet: {
-        std::vector<std::string> keys;
-        if (command == Command::kGet)
-          keys.push_back(reader.get_string());
-        else
-          keys = store::read_keys(reader);
-        uint64_t timeout_ms = reader.get<uint64_t>();
-        Parked parked{command, std::move(keys),
-                      Clock::now() + std::chrono::milliseconds(
-                                         std::min<uint64_t>(timeout_ms, 365ull * 86'400'000))};
-        if (table_.contains_all(parked.keys)) return answer(parked);
-        client.parked = std::move(parked);
-        return std::nullopt;
-      }
-    }
-    throw Error(ErrorCode::kInvalidArgument,
-                "unknown command " + std::to_string(static_cast<int>(command)));
-  }
-
-  Reply answer(const Parked& parked) {
-    // A reply is bounded as a request is: a multi_get naming one large key many times would
-    // otherwise make the server allocate many times what the client sent.
-    std::size_t bytes = 0;
-    for (const std::string& key : parked.keys) bytes += table_.find(key)->size() + 4;
-    if (parked.command != Command::kWait && bytes > max_frame_) {
-      return error_reply("the reply would be " + std::to_string(bytes) +
-                         " bytes, over the store's limit of " + std::to_string(max_frame_) +
-                         " bytes");
-    }
-    Reply ok;
-    util::ByteWriter out(ok.body);
-    if (parked.command == Command::kGet) out.put_blob(*table_.find(parked.keys[0]));
-    if (parked.command == Command::kMultiGet) {
-      out.put<uint32_t>(static_cast<uint32_t>(parked.keys.size()));
-      for (const std::string& key : parked.keys) out.put_blob(*table_.find(key));
-    }
-    return ok;
+    if (!waking_ && runner_.take_mutated()) wake_parked();
   }
 
   // Resumes the clients whose keys are all present. Resuming one serves its pipelined
   // requests, which may change the table again: that is one more round of this loop, never a
   // wake from inside a wake (whose list of ready clients would be stale by then).
+  // NOTE(store-wake-index): each round looks at every client; an index from key to the
+  // clients parked on it would make a set cost what it wakes, for jobs of very many ranks.
   void wake_parked() {
     waking_ = true;
-    while (mutated_) {
-      mutated_ = false;
+    do {
       std::vector<int> ready;
       for (auto& [fd, client] : clients_) {
-        if (client->parked && table_.contains_all(client->parked->keys)) ready.push_back(fd);
+        if (client->parked && !client->gone && runner_.ready(*client->parked)) ready.push_back(fd);
       }
       for (int fd : ready) resume(fd, /*timed_out=*/false);
-    }
+    } while (runner_.take_mutated());
     waking_ = false;
-  }
-
-  void expire_parked() {
-    auto now = Clock::now();
-    std::vector<int> expired;
-    for (auto& [fd, client] : clients_) {
-      if (client->parked && client->parked->deadline <= now) expired.push_back(fd);
-    }
-    for (int fd : expired) resume(fd, /*timed_out=*/true);
   }
 
   void resume(int fd, bool timed_out) {
     auto it = clients_.find(fd);
-    if (it == clients_.end()) return;
+    if (it == clients_.end() || it->second->gone) return;
     Client& client = *it->second;
     // Resumed already, or parked anew on keys still missing, since the caller's list was made.
     if (!client.parked) return;
-    if (timed_out ? client.parked->deadline > Clock::now()
-                  : !table_.contains_all(client.parked->keys)) {
+    if (timed_out ? client.parked->deadline > Clock::now() : !runner_.ready(*client.parked)) {
       return;
     }
     Parked parked = std::move(*client.parked);
     client.parked.reset();
-    if (timed_out) {
-      Reply reply{Status::kTimeout, {}};
-      util::ByteWriter(reply.body).put_string(table_.missing(parked.keys));
-      send_reply(client, reply);
-    } else {
-      send_reply(client, answer(parked));
-    }
+    send_reply(client, timed_out ? runner_.timed_out(parked) : runner_.answer(parked));
     serve(client);
   }
 
+  // --- output ------------------------------------------------------------------------------
+
+  // Queues a reply; serve() sends it, with the others of the client's turn.
   void send_reply(Client& client, const Reply& reply) {
-    std::vector<uint8_t> body;
-    body.reserve(reply.body.size() + 1);
-    body.push_back(static_cast<uint8_t>(reply.status));
-    body.insert(body.end(), reply.body.begin(), reply.body.end());
-    std::vector<uint8_t> framed = store::frame(body);
-    client.out.insert(client.out.end(), framed.begin(), framed.end());
-    if (!flush(client)) client.close_after_write = true;
+    uint32_t length = static_cast<uint32_t>(reply.body.size() + 1);
+    auto status = static_cast<uint8_t>(reply.status);
+    try {
+      client.out.append(&length, sizeof length);
+      client.out.append(&status, 1);
+      client.out.append(reply.body.data(), reply.body.size());
+    } catch (const std::bad_alloc&) {
+      util::log_warn(util::Subsys::kStore, [&] {
+        return "store server: out of memory for the replies to client " + client.peer +
+               "; closing its connection";
+      });
+      mark_gone(client);
+    }
   }
 
-  // Writes what it can; arms EPOLLOUT for the rest. False when the client is gone.
-  bool flush(Client& client) {
-    while (client.out_sent < client.out.size()) {
-      ssize_t n = ::send(client.fd.get(), client.out.data() + client.out_sent,
-                         client.out.size() - client.out_sent, MSG_NOSIGNAL);
+  // Sends what the socket takes; watches for room for the rest.
+  void flush(Client& client) {
+    while (!client.out.empty()) {
+      ssize_t n = ::send(client.fd.get(), client.out.data(), client.out.size(), MSG_NOSIGNAL);
       if (n > 0) {
-        client.out_sent += static_cast<std::size_t>(n);
+        client.out.consume(static_cast<std::size_t>(n));
+        client.output_at = Clock::now();
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        if (!client.out_armed) {
-          watch(client.fd.get(), static_cast<uint64_t>(client.fd.get()),
-                EPOLLIN | EPOLLOUT | EPOLLRDHUP, EPOLL_CTL_MOD);
-          client.out_armed = true;
-        }
-        return true;
+        if (!(client.watched & EPOLLOUT)) client.output_at = Clock::now();
+        check_soon(client.output_at + stall_timeout_);
+        update_watch(client);
+        return;
       }
-      return false;
+      return mark_gone(client);
     }
-    client.out.clear();
-    client.out_sent = 0;
-    if (client.out_armed) {
-      watch(client.fd.get(), static_cast<uint64_t>(client.fd.get()), EPOLLIN | EPOLLRDHUP,
-            EPOLL_CTL_MOD);
-      client.out_armed = false;
+    if (client.close_after_write) return mark_gone(client);
+    update_watch(client);
+  }
+
+  // --- deadlines -----------------------------------------------------------------------------
+
+  // Answers parked requests whose timeout passed, closes stalled connections, and finds when
+  // to look again. Runs only when something may be due: it visits every client.
+  void check_timers() {
+    auto now = Clock::now();
+    next_check_ = Clock::time_point::max();
+    std::vector<int> expired, stalled;
+    for (auto& [fd, client] : clients_) {
+      if (client->gone) continue;
+      if (client->parked) {
+        if (client->parked->deadline <= now)
+          expired.push_back(fd);
+        else
+          check_soon(client->parked->deadline);
+      }
+      if (auto deadline = client->stall_deadline(max_frame_, stall_timeout_)) {
+        if (*deadline <= now)
+          stalled.push_back(fd);
+        else
+          check_soon(*deadline);
+      }
     }
-    return true;
+    for (int fd : expired) resume(fd, /*timed_out=*/true);
+    for (int fd : stalled) close_if_stalled(fd);
+  }
+
+  void close_if_stalled(int fd) {
+    auto it = clients_.find(fd);
+    if (it == clients_.end() || it->second->gone) return;
+    Client& client = *it->second;
+    // A last look first: a loop busy with many clients may not have seen its bytes or room yet.
+    flush(client);
+    if (!client.gone) read_some(client);
+    if (!client.gone && !client.queued) serve(client);
+    if (client.gone) return;
+    auto deadline = client.stall_deadline(max_frame_, stall_timeout_);
+    if (!deadline) return;
+    if (*deadline > Clock::now()) return check_soon(*deadline);
+    stalls_.warn([&] {
+      std::string why;
+      if (!client.out.empty()) {
+        why = "left " + std::to_string(client.out.size()) + " bytes of replies unread";
+      } else if (!client.in.empty()) {
+        why = "sent " + std::to_string(client.in.size()) + " bytes of a request and then nothing";
+      } else {
+        why = "sent no request after connecting";
+      }
+      return "store server: closed the connection from " + client.peer + ": it " + why + " for " +
+             std::to_string(stall_timeout_.count()) + " ms (WEFT_STORE_STALL_TIMEOUT)";
+    });
+    mark_gone(client);
   }
 
   std::size_t max_frame_;
+  std::size_t max_clients_;
+  std::chrono::milliseconds stall_timeout_;
+  CommandRunner runner_;
   util::Fd listen_;
   util::Fd epoll_;
   util::Fd wake_;
@@ -477,10 +550,14 @@ class TcpStoreServer::Loop {
   std::atomic<bool> stop_{false};
   std::atomic<int> num_clients_{0};
   std::unordered_map<int, std::unique_ptr<Client>> clients_;
-  store::KeyValueTable table_;
-  bool mutated_ = false;
-  bool waking_ = false;  // inside wake_parked: a change is one more round, not a nested wake
-  std::optional<Clock::time_point> accept_paused_until_;  // out of descriptors: see kAcceptPause
+  std::vector<int> backlog_;  // clients with requests left after their turn, in arrival order
+  std::vector<int> gone_;     // clients marked gone this turn
+  bool waking_ = false;       // inside wake_parked: a change is one more round, not a nested wake
+  Clock::time_point next_check_ = Clock::time_point::max();  // when check_timers may have work
+  std::optional<Clock::time_point> accept_paused_until_;     // out of descriptors: see kAcceptPause
+  store::WarningLimiter refusals_{kWarningInterval};
+  store::WarningLimiter stalls_{kWarningInterval};
+  uint8_t read_buffer_[kReadChunk];
   std::thread thread_;
 };
 

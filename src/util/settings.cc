@@ -30,6 +30,13 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_STORE_ADDR", SettingType::kString, "", "",
        "host:port of a weft store already served by the launcher (weftrun sets it). Empty: "
        "rank 0 serves the store at MASTER_ADDR:MASTER_PORT."},
+      {"WEFT_STORE_MAX_CLIENTS", SettingType::kInt, "65536", "",
+       "Connections the store server (rank 0's or weftrun's) serves at once; one more gets an "
+       "error and is closed, logged at WARN. Read when the server starts."},
+      {"WEFT_STORE_STALL_TIMEOUT", SettingType::kDuration, "30s", "",
+       "How long the store server lets a connection stall mid-request (no whole request since "
+       "connecting, a request sent in part, replies left unread) before closing it. Idle or "
+       "waiting clients are never closed."},
       {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp",
        "Transport between ranks. auto: shared memory between ranks of one host, TCP between "
        "hosts; tcp: TCP only."},
