@@ -30,6 +30,7 @@ core::OpInfo CollectiveCall::info_for(const core::Request& request) const {
   info.peer = request.peer >= 0 ? comm_.group_rank_of(request.peer) : -1;
   info.bytes = static_cast<int64_t>(request.bytes);
   info.seq = seq_;
+  info.timeout = deadline_.timeout();
   return info;
 }
 
@@ -82,8 +83,9 @@ void CollectiveCall::recv(int peer, uint32_t step, void* data, std::size_t bytes
 namespace weft::coll {
 
 CollectiveCall CollectiveCall::on(core::Communicator& group) const {
-  return CollectiveCall(group, name_, signature_, group.next_seq(), deadline_.get(),
-                        segment_bytes_);
+  // The same deadline, and the timeout that set it (error messages quote it).
+  return CollectiveCall(group, name_, signature_, group.next_seq(),
+                        util::LazyDeadline(deadline_.get(), deadline_.timeout()), segment_bytes_);
 }
 
 void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,
@@ -118,7 +120,7 @@ void CollectiveCall::report_slot_fills() {
 core::LocalWindow* CollectiveCall::first_window() {
   // An open window needs no deadline, and reading the clock is a visible part of a small call.
   window_ = comm_.open_window();
-  if (!window_) window_ = comm_.local_window(deadline_.get());
+  if (!window_) window_ = comm_.local_window(window_info(), deadline_.get());
   window_checked_ = true;
   return window_;
 }
@@ -145,6 +147,7 @@ core::OpInfo CollectiveCall::window_info(int peer) const {
   core::OpInfo info{name_};
   info.seq = seq_;
   info.peer = peer;
+  info.timeout = deadline_.timeout();
   return info;
 }
 

@@ -35,6 +35,9 @@ class CollectiveCall {
   CollectiveCall(core::Communicator& comm, const char* name, core::OpSignature signature,
                  int64_t seq, std::chrono::milliseconds timeout, std::size_t segment_bytes)
       : CollectiveCall(comm, name, signature, seq, util::LazyDeadline(timeout), segment_bytes) {}
+  // Tells the group's progress board that the call ended (a store write only when one of its
+  // waits lasted long enough to report it).
+  ~CollectiveCall() { comm_.progress_board().end_collective(seq_); }
 
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }

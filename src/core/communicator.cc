@@ -43,7 +43,8 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
       world_ranks_(std::move(world_ranks)),
       context_base_(context_base),
       timeout_(timeout.count() > 0 ? timeout : world_->timeout()),
-      recorder_(name_, world_.get(), world_->rank(), world_->size()) {
+      recorder_(name_, world_.get(), world_->rank(), world_->size()),
+      board_(world_->store(), context_base_, group_rank_of(world_->rank()), size()) {
   rank_ = group_rank_of(world_->rank());
   std::vector<std::string> identities;
   for (int group_rank = 0; group_rank < size(); ++group_rank) {
@@ -172,23 +173,84 @@ bool Communicator::poll_then_sleep(transport::Request& request,
 void Communicator::wait(transport::Request& request, const OpInfo& info,
                         std::chrono::steady_clock::time_point deadline) {
   // A finished request registers no poller: that is a shared line other ranks read.
-  if (!request.done() && !poll_then_sleep(request, deadline)) {
-    std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
-    std::string what = request.kind == transport::Request::Kind::kRecv
-                           ? "no message from " + peer + " within the deadline (" +
-                                 std::to_string(waited) +
-                                 " ms timeout): the peer is stuck, slow, or never sends it"
-                           : "the send to " + peer + " did not complete within the deadline (" +
-                                 std::to_string(waited) + " ms timeout): the peer is not receiving";
-    auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
-    if (world_->transport().cancel(request, error)) {
-      // A collective's timeout is dumped by fail_collectives, once the launcher recorded it.
-      if (!request.operation_tagged) dump_flight_recorder(*error);
-      throw *error;
+  if (!request.done() && !wait_reporting(request, info, deadline)) {
+    std::string what = describe_timeout(request, info);
+    if (!what.empty()) {
+      auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
+      if (world_->transport().cancel(request, error)) {
+        // A collective's timeout is dumped by fail_collectives, once the launcher recorded it.
+        if (!request.operation_tagged) dump_flight_recorder(*error);
+        throw *error;
+      }
     }
   }
   if (request.failed()) throw describe_failure(request, info);
+}
+
+std::chrono::steady_clock::time_point Communicator::report_point(
+    std::chrono::steady_clock::time_point deadline, const OpInfo& info) const {
+  // Arithmetic on the deadline, not a clock read: it is `timeout` after the wait (or the call)
+  // began.
+  std::chrono::milliseconds timeout = std::min(timeout_of(info), util::kFarAway);
+  return deadline - timeout + ProgressBoard::report_after(timeout);
+}
+
+bool Communicator::wait_reporting(transport::Request& request, const OpInfo& info,
+                                  std::chrono::steady_clock::time_point deadline) {
+  const bool collective = info.seq >= 0;
+  if (collective && board_.reported(info.seq)) return poll_then_sleep(request, deadline);
+  auto report_at = report_point(deadline, info);
+  if (report_at >= deadline) return poll_then_sleep(request, deadline);
+  if (poll_then_sleep(request, report_at)) return true;
+  if (collective) {
+    board_.report_collective(info.name, info.seq);
+    return poll_then_sleep(request, deadline);
+  }
+  std::string what = point_to_point_entry(info.name, info.peer);
+  board_.report_point_to_point(what);
+  bool done = poll_then_sleep(request, deadline);
+  board_.end_point_to_point(what);
+  return done;
+}
+
+std::string Communicator::describe_timeout(transport::Request& request, const OpInfo& info) {
+  const std::chrono::milliseconds timeout = timeout_of(info);
+  const std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
+  const bool recv = request.kind == transport::Request::Kind::kRecv;
+  const std::string within =
+      " did not finish within its " + std::to_string(timeout.count()) + " ms timeout";
+  // Long enough for a member that arrived just before this timeout to report (it does so
+  // report_after() into its wait), short enough that the error still comes promptly.
+  const auto until = util::deadline_after(ProgressBoard::report_after(timeout));
+  if (info.seq >= 0) {
+    std::string head = std::string(info.name) + " #" + std::to_string(info.seq) + within +
+                       " (waiting for " +
+                       (recv ? "a message from " + peer : peer + " to take a message") + ")";
+    board_.report_collective(info.name, info.seq);  // so that the others see me there
+    ProgressBoard::Diagnosis diagnosis = board_.diagnose(
+        info.name, info.seq, until,
+        [&](util::Clock::time_point pause_until) { return poll_then_sleep(request, pause_until); });
+    if (diagnosis.stopped) return "";
+    if (diagnosis.text.empty()) {
+      return head + ": which ranks had not reached it is unknown (the store did not answer)";
+    }
+    return head + ": " + diagnosis.text;
+  }
+  std::string head =
+      std::string(info.name) + within +
+      (recv ? " (no message from " + peer + ")" : " (" + peer + " did not take the message)");
+  std::string seen =
+      info.peer >= 0 ? describe_peer(info.peer, read_board({info.peer}, until)[info.peer]) : "";
+  if (!seen.empty()) return head + ": " + seen;
+  return head + (recv ? ": the peer is stuck, slow, or never sends it"
+                      : ": the peer is stuck, slow, or never receives it");
+}
+
+std::vector<Sighting> Communicator::read_board(const std::vector<int>& members,
+                                               std::chrono::steady_clock::time_point until) {
+  std::vector<Sighting> seen(size());
+  for (int m : members) seen[m] = board_.read(m, until);
+  return seen;
 }
 
 Error Communicator::describe_failure(const transport::Request& request, const OpInfo& info) const {

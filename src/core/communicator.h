@@ -19,6 +19,7 @@
 #include "core/op_queue.h"
 #include "core/op_recorder.h"
 #include "core/op_signature.h"
+#include "core/progress_board.h"
 #include "core/world.h"
 #include "transport/request.h"
 #include "weft/buffer.h"
@@ -55,6 +56,9 @@ struct OpInfo {
   int peer = -1;     // group rank, -1 when any / none
   int64_t bytes = -1;
   int64_t seq = -1;
+  // The timeout that set this wait's deadline (the call's own, or 0: the group's): error
+  // messages quote it, and the wait reports to the progress board part-way through it.
+  std::chrono::milliseconds timeout{0};
 };
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
@@ -82,7 +86,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   transport::RequestPtr post_recv(Channel channel, int peer, uint64_t tag, const OpSignature& op,
                                   void* data, std::size_t bytes);
   // Waits until the request is done or the deadline passes; throws weft::Error with this
-  // group's context on failure, mismatch or timeout (cancelling the request).
+  // group's context on failure, mismatch or timeout (cancelling the request). A timeout says
+  // which ranks had not reached the op (a collective) or what the peer was doing (a
+  // point-to-point op), from the progress board.
   void wait(transport::Request& request, const OpInfo& info,
             std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline_from_now() const;
@@ -127,8 +133,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // a concurrent new_group cannot shift them).
   HostGroups& host_groups();
   // The group's shared-memory window, made at the first call (every member makes that call at
-  // the same collective); null when the group is not on one host or a member cannot map it.
-  LocalWindow* local_window(std::chrono::steady_clock::time_point deadline);
+  // the same collective, `info`); null when the group is not on one host or a member cannot map
+  // it. A member that never comes is a timeout naming it.
+  LocalWindow* local_window(const OpInfo& info, std::chrono::steady_clock::time_point deadline);
   // The window once it is open (null before): the fast path, which needs no deadline.
   LocalWindow* open_window() const { return open_window_.load(std::memory_order_acquire); }
   // One round of the window protocol (arrive, wait for every member, compare what they run),
@@ -150,6 +157,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                         util::LazyDeadline& deadline);
 
   OpQueue& queue() { return queue_; }
+  // Where this group's members say which op they are stuck in (core/progress_board.h).
+  ProgressBoard& progress_board() { return board_; }
   // What this group records of its operations (flight recorder, WEFT_TRACE timeline).
   OpRecorder& recorder() { return recorder_; }
   // Logs this group's flight recorder and writes its dump files, once, after a failure that
@@ -167,18 +176,56 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   [[gnu::cold]] void throw_if_aborted(const OpInfo& info) const;
   [[gnu::cold]] void throw_if_collectives_broken(const OpInfo& info) const;
   bool collectives_broken() const;
-  // collectives_broken as the window's waits take it, made once (not at every call).
-  const std::function<bool()> broken_check_ = [this] { return collectives_broken(); };
+  // What the window's waits call now and then once they sleep (made once, not at every call):
+  // whether the group's collectives broke; and, once the wait has lasted, its report to the
+  // progress board (the window's own loop does the timing: its fast path pays nothing).
+  const std::function<bool()> broken_check_ = [this] {
+    report_window_wait();
+    return collectives_broken();
+  };
+  // The window wait in progress (a group's collectives run one at a time), set before each so
+  // that broken_check_ can report it: two stores on the fast path.
+  struct WindowWait {
+    const OpInfo* info = nullptr;
+    util::LazyDeadline* deadline = nullptr;
+  };
+  WindowWait window_wait_;
+  void report_window_wait();
   // Throw this group's error for a window wait that failed, or for two members that called
   // different collectives (after poisoning the window and failing the group's collectives).
+  // everyone_waited: the wait was for every member (else for the one in result.members).
   [[noreturn]] void fail_window_wait(LocalWindow& window, const WaitResult& result,
-                                     const OpInfo& info);
+                                     const OpInfo& info, bool everyone_waited);
   [[noreturn]] void fail_window_mismatch(LocalWindow& window, const StampMismatch& mismatch,
                                          const OpInfo& info);
+  // The timeout error of a window wait: the members that had not arrived, where they were
+  // last seen, and (when every member was waited for) the ones that had.
+  std::shared_ptr<const Error> window_timeout(LocalWindow& window, const WaitResult& result,
+                                              const OpInfo& info, bool everyone_waited);
+  // The window's setup timed out (LocalWindow::open): name the members that never joined it.
+  [[noreturn]] void fail_window_setup(const LocalWindowOptions& options, const OpInfo& info,
+                                      const Error& cause);
   void fail_window(LocalWindow& window, std::shared_ptr<const Error> error);
   // Spins polling the transport, then sleeps until the request is done or the deadline;
   // returns whether it is done.
   bool poll_then_sleep(transport::Request& request, std::chrono::steady_clock::time_point deadline);
+  // When a wait of `info` that ends at `deadline` reports to the progress board.
+  std::chrono::steady_clock::time_point report_point(std::chrono::steady_clock::time_point deadline,
+                                                     const OpInfo& info) const;
+  // poll_then_sleep in two parts when it lasts: up to the report point, then (after reporting
+  // this member as waiting in the op) up to the deadline.
+  bool wait_reporting(transport::Request& request, const OpInfo& info,
+                      std::chrono::steady_clock::time_point deadline);
+  // The message of a request's timeout; empty when the request finished meanwhile (a
+  // collective's diagnosis keeps waiting on it while it reads the board).
+  std::string describe_timeout(transport::Request& request, const OpInfo& info);
+  // The timeout `info`'s wait is bounded by.
+  std::chrono::milliseconds timeout_of(const OpInfo& info) const {
+    return info.timeout.count() > 0 ? info.timeout : timeout_;
+  }
+  // What the board says of `members` (the others left unknown), read until `until`.
+  std::vector<Sighting> read_board(const std::vector<int>& members,
+                                   std::chrono::steady_clock::time_point until);
   Communicator(std::shared_ptr<World> world, std::string name, std::vector<int> world_ranks,
                uint64_t context_base, std::chrono::milliseconds timeout);
   uint64_t context(Channel channel) const { return context_base_ + static_cast<uint64_t>(channel); }
@@ -194,6 +241,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::chrono::milliseconds timeout_;
   std::atomic<int64_t> next_seq_{0};
   OpRecorder recorder_;
+  ProgressBoard board_;
   std::atomic<uint64_t> children_{0};
 
   mutable std::mutex mutex_;

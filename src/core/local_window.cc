@@ -250,6 +250,8 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   const std::string segment_key = options.key_prefix + "segment";
   std::string problem;
   transport::SharedSegment segment;
+  // Before any wait: a member that times out below names the ones that never came.
+  store.set(options.key_prefix + "joined/" + std::to_string(options.rank), {});
 
   if (options.rank == 0) {
     try {
@@ -342,6 +344,16 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
            " KiB slots";
   });
   return window;
+}
+
+std::vector<int> LocalWindow::members_missing_from_setup(const LocalWindowOptions& options) {
+  std::vector<int> missing;
+  for (int m = 0; m < options.members; ++m) {
+    if (!options.store->check({options.key_prefix + "joined/" + std::to_string(m)})) {
+      missing.push_back(m);
+    }
+  }
+  return missing;
 }
 
 uint8_t* LocalWindow::my_slot() { return slot_of(rank_, round_ + 1); }
@@ -753,6 +765,19 @@ void LocalWindow::poison(ErrorCode code, const std::string& reason) {
   for (int m = 0; m < members_; ++m) {
     for (Arrival& arrival : control(m).arrivals) util::futex_wake_all_shared(arrival.round);
   }
+}
+
+RoundStamp LocalWindow::last_stamp(int member) const {
+  RoundStamp last;
+  auto consider = [&](const Arrival& arrival) {
+    if (arrival.round.load(std::memory_order_acquire) != 0 && arrival.stamp.seq > last.seq) {
+      last = arrival.stamp;
+    }
+  };
+  const Control& theirs = control(member);
+  for (const Arrival& arrival : theirs.arrivals) consider(arrival);
+  for (const Arrival& line : theirs.eager_stamps) consider(line);
+  return last;
 }
 
 ErrorCode LocalWindow::poison_code() const {

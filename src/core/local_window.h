@@ -126,6 +126,9 @@ class LocalWindow {
   // member when any of them cannot map the segment (all agree through the store), after
   // logging why. Throws kTimeout when a member never comes.
   static std::unique_ptr<LocalWindow> open(const LocalWindowOptions& options);
+  // After open() timed out: the members that never joined the setup (each says so in the store
+  // first thing), in ascending order.
+  static std::vector<int> members_missing_from_setup(const LocalWindowOptions& options);
   ~LocalWindow();
 
   int rank() const { return rank_; }
@@ -199,6 +202,10 @@ class LocalWindow {
   // Copies `bytes` at `address` (in `member`'s address space, e.g. a buffer address it published
   // in a round) to `local`. Returns 0 or the errno (ESRCH: gone; EFAULT: not mapped there).
   int read_member(int member, uint64_t address, void* local, std::size_t bytes) const;
+
+  // The stamp of the last call `member` was seen in (its latest round or eager call); seq -1
+  // when none. For error messages: read without synchronising with the member.
+  RoundStamp last_stamp(int member) const;
 
   // Tells every member that this one failed (their waits end with kPoisoned), why, and with
   // which error code, so that the root cause travels (a death stays a peer failure).

@@ -38,9 +38,18 @@ void RequestWork::wait_for_request(std::optional<std::chrono::milliseconds> time
     std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);
   }
-  auto deadline = timeout ? std::min(deadline_, util::deadline_after(*timeout)) : deadline_;
+  auto deadline = deadline_;
+  OpInfo info = info_;
+  if (timeout) {
+    // The wait's own timeout, when it ends first, is the one the error quotes.
+    auto own = util::deadline_after(*timeout);
+    if (own < deadline) {
+      deadline = own;
+      info.timeout = *timeout;
+    }
+  }
   try {
-    communicator_->wait(*request_, info_, deadline);
+    communicator_->wait(*request_, info, deadline);
   } catch (...) {
     std::lock_guard lock(mutex_);
     error_ = std::current_exception();

@@ -1,5 +1,6 @@
 // Communicator's side of the shared-memory window: making it at the group's first same-host
 // collective, and one round of its protocol with failures turned into this group's errors.
+#include <algorithm>
 #include <cstdio>
 
 #include "core/communicator.h"
@@ -7,7 +8,8 @@
 
 namespace weft::core {
 
-LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point deadline) {
+LocalWindow* Communicator::local_window(const OpInfo& info,
+                                        std::chrono::steady_clock::time_point deadline) {
   // Once open, the window stays until the group dies: no lock on every collective's path.
   if (LocalWindow* open = open_window_.load(std::memory_order_acquire)) return open;
   std::lock_guard lock(window_mutex_);
@@ -29,7 +31,12 @@ LocalWindow* Communicator::local_window(std::chrono::steady_clock::time_point de
   options.slot_stores = stores == "ordinary"    ? SlotStores::kOrdinary
                         : stores == "streaming" ? SlotStores::kStreaming
                                                 : SlotStores::kAdaptive;
-  window_ = LocalWindow::open(options);
+  try {
+    window_ = LocalWindow::open(options);
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::kTimeout) fail_window_setup(options, info, error);
+    throw;
+  }
   open_window_.store(window_.get(), std::memory_order_release);
   return window_.get();
 }
@@ -48,8 +55,9 @@ void Communicator::arrive_window_round(LocalWindow& window, const OpSignature& o
 
 void Communicator::wait_window_round(LocalWindow& window, const OpInfo& info,
                                      util::LazyDeadline& deadline) {
+  window_wait_ = {&info, &deadline};
   WaitResult result = window.wait_all(deadline, broken_check_);
-  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info, true);
   if (!window.stamps_may_differ()) return;
   StampMismatch mismatch = window.find_other_stamp();
   if (mismatch.member >= 0) fail_window_mismatch(window, mismatch, info);
@@ -57,19 +65,30 @@ void Communicator::wait_window_round(LocalWindow& window, const OpInfo& info,
 
 void Communicator::begin_eager_round(LocalWindow& window, const OpSignature& op, const OpInfo& info,
                                      util::LazyDeadline& deadline) {
+  window_wait_ = {&info, &deadline};
   WaitResult result =
       window.begin_eager(RoundStamp{op.pack(), info.seq, 0}, deadline, broken_check_);
-  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  // Its wait is for the members still in an earlier eager call; the others may be anywhere.
+  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info, false);
   if (const StampMismatch* late = window.eager_mismatch())
     fail_window_mismatch(window, *late, info);
 }
 
 void Communicator::wait_eager_round(LocalWindow& window, int member, const OpInfo& info,
                                     util::LazyDeadline& deadline) {
+  window_wait_ = {&info, &deadline};
   WaitResult result = window.wait_eager(member, deadline, broken_check_);
-  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info);
+  if (result.outcome != WaitOutcome::kArrived) fail_window_wait(window, result, info, false);
   if (const StampMismatch* found = window.eager_mismatch())
     fail_window_mismatch(window, *found, info);
+}
+
+void Communicator::report_window_wait() {
+  const OpInfo* info = window_wait_.info;
+  if (!info || board_.reported(info->seq)) return;
+  if (std::chrono::steady_clock::now() >= report_point(window_wait_.deadline->get(), *info)) {
+    board_.report_collective(info->name, info->seq);
+  }
 }
 
 bool Communicator::collectives_broken() const {
@@ -100,7 +119,7 @@ void Communicator::fail_window_mismatch(LocalWindow& window, const StampMismatch
 }
 
 void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& result,
-                                    const OpInfo& info) {
+                                    const OpInfo& info, bool everyone_waited) {
   auto member_failure = [&](int member, const std::string& what) {
     OpInfo with_peer = info;
     with_peer.peer = member;
@@ -119,16 +138,9 @@ void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& resul
       error = std::make_shared<const Error>(ErrorCode::kInternal, "a finished wait was failed",
                                             context_for(info));
       break;
-    case WaitOutcome::kTimeout: {
-      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_).count();
-      error = std::make_shared<const Error>(
-          ErrorCode::kTimeout,
-          "rank(s) " + member_list(result.members) + " did not reach this collective within the " +
-              "deadline (" + std::to_string(waited) + " ms timeout): stuck, slow, or calling " +
-              "another collective",
-          context_for(info));
+    case WaitOutcome::kTimeout:
+      error = window_timeout(window, result, info, everyone_waited);
       break;
-    }
     case WaitOutcome::kMemberExited:
       error = member_failure(result.members.front(),
                              "exited during the collective: the process died or was killed");
@@ -157,6 +169,73 @@ void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& resul
   // The group's stored error, with this call's context.
   if (result.outcome == WaitOutcome::kInterrupted) check_collectives_usable(info);
   throw *error;
+}
+
+std::shared_ptr<const Error> Communicator::window_timeout(LocalWindow& window,
+                                                          const WaitResult& result,
+                                                          const OpInfo& info,
+                                                          bool everyone_waited) {
+  // The window knows exactly who had not arrived, and the last call each was seen in; the
+  // board adds a point-to-point op one of them may be stuck in (a rank blocked in a recv while
+  // the others are in a collective is a classic deadlock).
+  std::vector<Sighting> seen(size());
+  if (everyone_waited) {
+    for (Sighting& s : seen) s = Sighting{true, info.seq, info.name};
+  }
+  seen[rank_] = Sighting{true, info.seq, info.name};
+  std::vector<Sighting> board = read_board(
+      result.members, util::deadline_after(ProgressBoard::report_after(timeout_of(info))));
+  for (int m : result.members) {
+    RoundStamp last = window.last_stamp(m);
+    Sighting& s = seen[m];
+    s = Sighting{true};
+    if (last.seq >= 0 && last.seq < info.seq) {
+      s.seq = last.seq;
+      s.op = name_of(OpSignature::unpack(last.signature).kind);
+    }
+    s.waiting = board[m].waiting;
+    // The board may know a later collective (one this window does not run, such as a large
+    // one over the transport).
+    if (board[m].seq > s.seq && board[m].seq < info.seq) {
+      s.seq = board[m].seq;
+      s.op = board[m].op;
+    }
+  }
+  std::string text = std::string(info.name) + " #" + std::to_string(info.seq) +
+                     " did not finish within its " + std::to_string(timeout_of(info).count()) +
+                     " ms timeout: " + describe_stall(info.name, info.seq, seen, everyone_waited);
+  OpInfo with_peer = info;
+  if (result.members.size() == 1) with_peer.peer = result.members.front();
+  return std::make_shared<const Error>(ErrorCode::kTimeout, text, context_for(with_peer));
+}
+
+void Communicator::fail_window_setup(const LocalWindowOptions& options, const OpInfo& info,
+                                     const Error& cause) {
+  std::vector<int> missing;
+  try {
+    missing = LocalWindow::members_missing_from_setup(options);
+  } catch (const Error&) {
+    // The store itself is failing: its error says more than a list could.
+  }
+  std::string text = std::string(info.name) + " #" + std::to_string(info.seq) +
+                     " did not finish within its " + std::to_string(timeout_of(info).count()) +
+                     " ms timeout (setting up the group's shared memory, at its first same-host "
+                     "collective): ";
+  if (missing.empty()) throw Error(ErrorCode::kTimeout, text + cause.message(), context_for(info));
+  std::vector<Sighting> seen =
+      read_board(missing, util::deadline_after(ProgressBoard::report_after(timeout_of(info))));
+  for (int m = 0; m < size(); ++m) {
+    if (std::find(missing.begin(), missing.end(), m) == missing.end()) {
+      seen[m] = Sighting{true, info.seq, info.name};
+      continue;
+    }
+    seen[m].known = true;  // the setup's keys tell: it never joined
+    if (seen[m].seq >= info.seq) seen[m].seq = -1;
+  }
+  OpInfo with_peer = info;
+  if (missing.size() == 1) with_peer.peer = missing.front();
+  throw Error(ErrorCode::kTimeout, text + describe_stall(info.name, info.seq, seen),
+              context_for(with_peer));
 }
 
 void Communicator::fail_window(LocalWindow& window, std::shared_ptr<const Error> error) {

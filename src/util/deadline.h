@@ -7,10 +7,11 @@ namespace weft::util {
 
 using Clock = std::chrono::steady_clock;
 
+// Longer timeouts mean "no deadline": saturated here, so that none overflows into the past.
+inline constexpr std::chrono::milliseconds kFarAway = std::chrono::hours(24 * 365);
+
 inline Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
-  // Saturate: "a very long timeout" must not overflow into the past.
-  constexpr auto kFarAway = std::chrono::hours(24 * 365);
-  return Clock::now() + (timeout > kFarAway ? std::chrono::milliseconds(kFarAway) : timeout);
+  return Clock::now() + (timeout > kFarAway ? kFarAway : timeout);
 }
 
 // A call's deadline that reads the clock only when a wait first needs it: most small calls
@@ -19,6 +20,9 @@ inline Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
 class LazyDeadline {
  public:
   explicit LazyDeadline(Clock::time_point at) : at_(at), known_(true) {}
+  // A deadline that remembers the timeout that set it (error messages quote it).
+  LazyDeadline(Clock::time_point at, std::chrono::milliseconds timeout)
+      : timeout_(timeout), at_(at), known_(true) {}
   explicit LazyDeadline(std::chrono::milliseconds timeout) : timeout_(timeout) {}
   Clock::time_point get() {
     if (!known_) {
@@ -27,6 +31,8 @@ class LazyDeadline {
     }
     return at_;
   }
+  // The timeout this deadline counts; zero when unknown (made from a time point alone).
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
   std::chrono::milliseconds timeout_{0};

@@ -153,10 +153,48 @@ TEST(PeerFailure, AStuckPeerInASharedMemoryCollectiveIsATimeoutNamingIt) {
   job.ranks[1]->signal(SIGKILL);
   EXPECT_EQ(survivor.exit_code, 0) << survivor.out << survivor.err;
   EXPECT_NE(survivor.out.find("RESULT timeout"), std::string::npos) << survivor.out;
-  EXPECT_NE(survivor.out.find("rank(s) 1 did not reach"), std::string::npos) << survivor.out;
+  EXPECT_NE(survivor.out.find("rank 1 had not reached"), std::string::npos) << survivor.out;
   long ms = elapsed_ms(survivor);
   EXPECT_GE(ms, 900);
   EXPECT_LT(ms, 3000);
+}
+
+// Rank 1 stops before a collective; ranks 0 and 2 must each get an error, soon after the
+// 2 s timeout, that says rank 1 had not reached `op` (name and sequence number): not the rank
+// they happened to wait for, nor a store key.
+void expect_stuck_rank_named(const std::string& scenario, std::map<std::string, std::string> env,
+                             const std::string& op) {
+  env["WEFT_TIMEOUT"] = "2s";
+  Job job;
+  job.start(scenario, 3, env);
+  for (int rank : {0, 2}) {
+    ChildResult result = job.ranks[rank]->wait(std::chrono::seconds(30));
+    EXPECT_FALSE(result.timed_out) << "rank " << rank << " hung";
+    EXPECT_EQ(result.exit_code, 0) << "rank " << rank << ": " << result.out << result.err;
+    bool timed_out = result.out.find("RESULT timeout") != std::string::npos ||
+                     result.out.find("RESULT aborted") != std::string::npos;
+    EXPECT_TRUE(timed_out) << "rank " << rank << ": " << result.out;
+    EXPECT_NE(result.out.find("rank 1 had not reached"), std::string::npos)
+        << "rank " << rank << ": " << result.out;
+    EXPECT_NE(result.out.find(op), std::string::npos) << "rank " << rank << ": " << result.out;
+    long ms = elapsed_ms(result);
+    EXPECT_GE(ms, 1900) << result.out;
+    EXPECT_LT(ms, 6000) << result.out;
+  }
+  job.ranks[1]->signal(SIGKILL);
+}
+
+TEST(StuckRank, OverTcpBothOtherRanksNameItAndTheOp) {
+  expect_stuck_rank_named("stuck_rank_before_all_reduce", {{"WEFT_TRANSPORT", "tcp"}},
+                          "all_reduce #2");
+}
+
+TEST(StuckRank, OverSharedMemoryBothOtherRanksNameItAndTheOp) {
+  expect_stuck_rank_named("stuck_rank_before_all_reduce", {}, "all_reduce #2");
+}
+
+TEST(StuckRank, AtAGroupsFirstCollectiveTheSetupNamesIt) {
+  expect_stuck_rank_named("stuck_rank_at_group_setup", {}, "all_reduce #0");
 }
 
 // Ranks of this machine told they run on separate hosts (WEFT_HOST_ID): hosts A and B with

@@ -199,6 +199,48 @@ int stuck_peer_in_shared_memory_collective() {
   return no_error();
 }
 
+// Rank 1 stops (SIGSTOP) before the group's third collective, an all_reduce (#2); the others
+// time out in it, or hear that a member did. Either error must say which rank had not reached
+// which op (the test checks the text).
+int stuck_rank_before_all_reduce() {
+  auto group = weft::init_process_group();
+  std::vector<float> data(8, 1.0f);
+  group->all_reduce(data);    // #0
+  group->broadcast(data, 0);  // #1
+  if (group->rank() == 1) {
+    raise(SIGSTOP);  // the test kills us later
+    return 0;
+  }
+  auto started = Clock::now();
+  try {
+    group->all_reduce(data);  // #2
+  } catch (const weft::Error& e) {
+    return report(e, started,
+                  e.code() == weft::ErrorCode::kAborted ? e.code() : weft::ErrorCode::kTimeout);
+  }
+  return no_error();
+}
+
+// Rank 1 stops before a new group's first collective, which sets up the group's shared memory
+// (same-host ranks): the others time out in that setup and must name rank 1, not a store key.
+int stuck_rank_at_group_setup() {
+  auto group = weft::init_process_group();
+  auto everyone = group->new_group({0, 1, 2});
+  if (group->rank() == 1) {
+    raise(SIGSTOP);  // the test kills us later
+    return 0;
+  }
+  std::vector<float> data(8, 1.0f);
+  auto started = Clock::now();
+  try {
+    everyone->all_reduce(data);  // the group's #0
+  } catch (const weft::Error& e) {
+    return report(e, started,
+                  e.code() == weft::ErrorCode::kAborted ? e.code() : weft::ErrorCode::kTimeout);
+  }
+  return no_error();
+}
+
 // Ranks on "hosts" given by WEFT_HOST_ID run the hierarchical collectives (shared memory
 // within a host, TCP between hosts) at several sizes and roots; every result is checked
 // against a plain loop. Prints "RESULT ok" when all match.
@@ -390,6 +432,8 @@ int main(int argc, char** argv) {
     if (scenario == "root_dies_after_small_broadcasts") return root_dies_after_small_broadcasts();
     if (scenario == "stuck_peer_in_shm_collective") return stuck_peer_in_shared_memory_collective();
     if (scenario == "hierarchical_collectives") return hierarchical_collectives();
+    if (scenario == "stuck_rank_before_all_reduce") return stuck_rank_before_all_reduce();
+    if (scenario == "stuck_rank_at_group_setup") return stuck_rank_at_group_setup();
     if (scenario == "wrong_token") return wrong_token();
     if (scenario == "store_dies") return store_dies();
     if (scenario == "receiver_dies_during_large_send") return receiver_dies_during_large_send();

@@ -1,0 +1,111 @@
+// ProgressBoard — where the members of a group say, through the job's store, which operation
+// they are stuck waiting in, so that a member whose wait times out can name the ranks that had
+// not reached the operation (torch's monitored_barrier, but always on and free when nothing
+// is slow).
+//
+// What is written, and when: nothing until one of a member's waits has lasted report_after()
+// of its timeout (a quarter, at most 1 s). Then the member writes, once per collective, the
+// group's key "weft/progress/<group context>/<rank>" = "<seq> <op> waiting", and "... left"
+// when that collective ends; a point-to-point wait that lasts as long writes ".../<rank>/p2p"
+// = "recv from rank 2" (empty again when no such wait is left). So the store holds at most two
+// keys per member and group, calls that never wait that long touch nothing, and a slow call
+// costs two store writes.
+//
+// What is read: when a collective's wait over the transport times out, the first member to time
+// out (it claims "the diagnosis" with one store add) reads every member's keys, waiting up to
+// report_after() for members that had not reported reaching the op (one that arrived just
+// before the timeout reports by then), and publishes its verdict; the others read that verdict
+// instead of all keys (a job of n ranks asks the store O(n) questions, not O(n^2)).
+//
+// Thread-safe. The store calls are the store's own, bounded by its timeout (NOTE(board-store):
+// a store client that another thread holds in a long blocking call, or a hung store server,
+// delays a report by as much; a connection of the board's own would bound it better). A store
+// that fails makes a sighting unknown, never a different error. Reads stop at the caller's
+// `until` between calls.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sightings.h"
+#include "weft/store.h"
+
+namespace weft::core {
+
+class ProgressBoard {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  ProgressBoard(Store& store, uint64_t context, int rank, int members);
+
+  // How long a wait bounded by `timeout` lasts before it reports: a quarter, but at least
+  // kMinReportAfter (a report costs a store round trip) and at most kMaxReportAfter (a timeout
+  // waits that long again for late reports).
+  static constexpr std::chrono::milliseconds kMinReportAfter{20};
+  static constexpr std::chrono::milliseconds kMaxReportAfter{1000};
+  static std::chrono::milliseconds report_after(std::chrono::milliseconds timeout) {
+    return std::clamp(timeout / 4, kMinReportAfter, kMaxReportAfter);
+  }
+
+  // Whether collective `seq` was reported: its later waits need no report point. Inline, as
+  // end_collective: every wait that does not finish at once checks it.
+  bool reported(int64_t seq) const { return reported_seq_.load(std::memory_order_relaxed) == seq; }
+  // This member is waiting in collective `op` #`seq` (written once per seq).
+  void report_collective(const char* op, int64_t seq);
+  // Collective `seq` ended here (a store write only when it was reported).
+  void end_collective(int64_t seq) {
+    if (reported(seq)) [[unlikely]]
+      leave_collective(seq);
+  }
+  // This member waits in a point-to-point op ("recv from rank 2"); end_point_to_point with
+  // the same text when that wait ends.
+  void report_point_to_point(const std::string& what);
+  void end_point_to_point(const std::string& what);
+
+  // What `member` last wrote; not known when the store did not answer by `until`.
+  Sighting read(int member, Clock::time_point until);
+  // Why collective `op` #`seq` timed out here, as describe_stall says it from every member's
+  // sighting (mine included; this member must have reported itself in it). Members not yet seen
+  // reaching it are read again until `until`; between looks, `pause(t)` waits in the caller's
+  // own wait until t and says whether that wait ended after all (then the diagnosis stops).
+  // Only the first member to ask reads; the others take its verdict.
+  struct Diagnosis {
+    std::string text;      // empty when unknown (or stopped)
+    bool stopped = false;  // pause() said the caller's wait ended
+  };
+  Diagnosis diagnose(const char* op, int64_t seq, Clock::time_point until,
+                     const std::function<bool(Clock::time_point)>& pause);
+
+ private:
+  std::string key_of(int member) const;
+  std::string point_to_point_key_of(int member) const;
+  std::string diagnosis_key(int64_t seq) const;
+  void leave_collective(int64_t seq);
+  // A key's value, or nullopt when it was never written; never blocks on a missing key.
+  std::optional<std::string> peek(const std::string& key);
+  // Writes, swallowing (and logging) store failures: a report must never fail an op.
+  void write(const std::string& key, const std::string& value);
+  bool claim_diagnosis(int64_t seq);
+  std::optional<std::string> await_diagnosis(int64_t seq, Clock::time_point until);
+  void publish_diagnosis(int64_t seq, const std::string& text);
+
+  Store& store_;
+  std::string prefix_;  // "weft/progress/<context>/"
+  int rank_;
+  int members_;
+  std::atomic<int64_t> reported_seq_{-1};
+  std::mutex mutex_;
+  std::string reported_op_;                    // guarded by mutex_
+  std::map<std::string, int> point_to_point_;  // waits reported and not ended; mutex_
+  std::string point_to_point_written_;         // the p2p key's value; mutex_
+};
+
+}  // namespace weft::core
