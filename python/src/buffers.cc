@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "writable_memory.h"
 
 namespace weft::python {
 
@@ -143,6 +144,31 @@ std::string supported_dtypes() {
   return "float32, float64, float16, bfloat16 (torch), int8, uint8, int16, int32, int64, bool";
 }
 
+// Refuses a buffer weft would write into when this process cannot write its memory.
+// describe() says what the argument is ("tensor of shape [4]"); called only then (it formats
+// Python objects).
+template <typename Describe>
+void check_writable_memory(const void* data, std::size_t bytes, const std::string& what,
+                           Describe&& describe) {
+  if (probe_writable(data, bytes) != MemoryAccess::kNotWritable) return;
+  std::ostringstream address;
+  address << data;
+  throw_invalid_argument(what + " (" + describe() + ", " + std::to_string(bytes) + " bytes at " +
+                         address.str() +
+                         ") lies in read-only memory (a read-only mapping, such as "
+                         "torch.from_numpy(np.memmap(path, mode=\"r\")) or np.load(path, "
+                         "mmap_mode=\"r\")), but weft writes the result into it in place: pass "
+                         "a writable copy (t.clone(), a.copy())");
+}
+
+// weft._storage.pin, imported on first use. Never released: a Python object, and Python may be
+// gone when static objects are destroyed.
+py::handle storage_pin_function() {
+  static PyObject* pin =
+      py::object(py::module_::import("weft._storage").attr("pin")).release().ptr();
+  return pin;
+}
+
 }  // namespace
 
 HeldBuffer::HeldBuffer(py::handle object, bool writable, const std::string& what)
@@ -152,7 +178,7 @@ HeldBuffer::HeldBuffer(py::handle object, bool writable, const std::string& what
     from_buffer_protocol(writable, what);
   } else if (py::hasattr(object, "data_ptr") && py::hasattr(object, "numel") &&
              py::hasattr(object, "dtype")) {
-    from_tensor(what);
+    from_tensor(writable, what);
   } else {
     throw py::type_error(what + " must be a numpy array, a torch CPU tensor or a buffer; got " +
                          type_name(object));
@@ -185,9 +211,15 @@ void HeldBuffer::from_buffer_protocol(bool writable, const std::string& what) {
   dtype_ = *dtype;
   data_ = buffer.buf;
   count_ = buffer.itemsize > 0 ? static_cast<std::size_t>(buffer.len / buffer.itemsize) : 0;
+  // A writable-looking buffer over a read-only mapping (mmap.mmap(..., prot=PROT_READ) exports
+  // one): the flag says yes, the memory says no.
+  if (writable) {
+    check_writable_memory(data_, static_cast<std::size_t>(buffer.len), what,
+                          [&] { return type_name(object_); });
+  }
 }
 
-void HeldBuffer::from_tensor(const std::string& what) {
+void HeldBuffer::from_tensor(bool writable, const std::string& what) {
   TorchSingletons& torch = torch_singletons();
   if (!on_cpu(object_)) {
     throw_invalid_argument(what + " is on device '" + std::string(py::str(object_.attr("device"))) +
@@ -214,6 +246,29 @@ void HeldBuffer::from_tensor(const std::string& what) {
   dtype_ = *dtype;
   count_ = object_.attr("numel")().cast<std::size_t>();
   data_ = reinterpret_cast<void*>(object_.attr("data_ptr")().cast<std::uintptr_t>());
+  is_tensor_ = true;
+  if (writable) {
+    check_writable_memory(data_, count_ * size_of(dtype_), what, [&] {
+      return "tensor of shape " + std::string(py::str(py::list(object_.attr("shape"))));
+    });
+  }
+}
+
+HeldBuffer::~HeldBuffer() { release_pin(); }
+
+void HeldBuffer::keep_in_place() {
+  if (!is_tensor_ || pin_) return;
+  pin_ = py::reinterpret_borrow<py::object>(storage_pin_function())(object_);
+}
+
+void HeldBuffer::release_pin() {
+  if (!pin_ || pin_released_) return;
+  pin_released_ = true;  // the pin object, and the storage it holds, stay until destruction
+  try {
+    pin_.attr("release")();
+  } catch (py::error_already_set& error) {
+    error.discard_as_unraisable("weft: releasing a tensor's storage pin");
+  }
 }
 
 BufferView hold_writable(HeldBuffers& held, py::handle object, const std::string& what) {
@@ -224,6 +279,14 @@ BufferView hold_writable(HeldBuffers& held, py::handle object, const std::string
 ConstBufferView hold_readable(HeldBuffers& held, py::handle object, const std::string& what) {
   held.push_back(std::make_unique<HeldBuffer>(object, /*writable=*/false, what));
   return held.back()->const_view();
+}
+
+void keep_in_place(HeldBuffers& held) {
+  for (auto& buffer : held) buffer->keep_in_place();
+}
+
+void release_pins(HeldBuffers& held) {
+  for (auto& buffer : held) buffer->release_pin();
 }
 
 }  // namespace weft::python

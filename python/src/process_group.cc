@@ -2,12 +2,15 @@
 // tensors, in group ranks. Argument order follows torch.distributed (outputs first).
 //
 // Every operation converts its buffers (with the GIL), then starts the operation without the
-// GIL. async_op=True returns a Work that holds the buffers; otherwise the call waits for the
-// operation interruptibly (blocking_wait.h). Buffers of a blocking call live on this stack.
+// GIL. async_op=True returns a Work that holds the buffers, their tensors kept in place
+// (buffers.h: storage held and pinned against reallocation) until it is seen to be over;
+// otherwise the call waits for the operation interruptibly (blocking_wait.h). Buffers of a
+// blocking call live on this stack.
 #include "weft/process_group.h"
 
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +24,7 @@
 #include "weft/init.h"
 #include "weft/store.h"
 #include "work.h"
+#include "writable_memory.h"
 
 namespace weft::python {
 
@@ -36,6 +40,7 @@ py::object run(const GroupPtr& group, const char* op, HeldBuffers held, bool asy
                const std::function<void()>& run_sync = nullptr,
                std::chrono::milliseconds timeout = {}) {
   release_finished_orphans();
+  if (async_op) keep_in_place(held);  // the operation outlives this call
   if (!async_op && run_sync && !blocking_calls_interruptible(*group)) {
     py::gil_scoped_release release;
     run_sync();
@@ -71,6 +76,51 @@ std::vector<ConstBufferView> hold_readable_list(HeldBuffers& held, py::handle li
     views.push_back(hold_readable(held, item, std::string(what) + "[" + std::to_string(i++) + "]"));
   }
   return views;
+}
+
+// all_to_all_single's split sizes (element counts per peer) as weft takes them: one per rank,
+// each an integer in [0, count], summing to count (the elements of the buffer split); None or
+// an empty list: equal blocks. Read from Python integers with overflow detection and summed
+// with checked arithmetic, so no size wraps on its way to weft: weft.distributed and
+// weft._torch2 check rows first, but they are not this binding's only callers.
+std::vector<std::size_t> checked_splits(const ProcessGroup& g, py::handle splits, std::size_t count,
+                                        const char* what, const char* buffer) {
+  std::vector<std::size_t> sizes;
+  if (splits.is_none()) return sizes;
+  auto problem = [&](const std::string& text) {
+    throw_invalid_argument("all_to_all_single on rank " + std::to_string(g.rank()) + ": " + what +
+                           text + "; the " + buffer + " holds " + std::to_string(count) +
+                           " elements");
+  };
+  std::uint64_t sum = 0;
+  for (py::handle item : py::iter(splits)) {
+    std::string at = "[" + std::to_string(sizes.size()) + "] is ";
+    auto index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
+    if (!index) {
+      PyErr_Clear();
+      problem(at + std::string(py::repr(item)) + ", not an integer");
+    }
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow < 0 || (overflow == 0 && value < 0)) {
+      problem(at + std::string(py::str(index)) + ", a negative split size");
+    }
+    if (overflow > 0 || static_cast<std::uint64_t>(value) > count) {
+      problem(at + std::string(py::str(index)) + ", more than the buffer holds");
+    }
+    if (__builtin_add_overflow(sum, static_cast<std::uint64_t>(value), &sum)) {
+      problem(" sums past 2**64 elements");
+    }
+    sizes.push_back(static_cast<std::size_t>(value));
+  }
+  if (sizes.empty()) return sizes;
+  if (sizes.size() != static_cast<std::size_t>(g.size())) {
+    problem(" holds " + std::to_string(sizes.size()) + " split sizes for a group of " +
+            std::to_string(g.size()) + " ranks (one per rank)");
+  }
+  if (sum != count) problem(" sums to " + std::to_string(sum) + " elements");
+  return sizes;
 }
 
 // timeout: None (the group's), a timedelta or seconds bounding this call's waits.
@@ -146,6 +196,7 @@ void bind_point_to_point(py::class_<ProcessGroup, GroupPtr>& cls) {
                                 : P2POp::recv(hold_writable(held[i], t[1], what), peer, tag));
         }
         release_finished_orphans();
+        for (auto& buffers : held) keep_in_place(buffers);
         std::vector<WorkPtr> works;
         {
           py::gil_scoped_release release;
@@ -297,23 +348,26 @@ void bind_collectives(py::class_<ProcessGroup, GroupPtr>& cls) {
       py::arg("async_op") = false, py::arg("algorithm") = "", py::arg("timeout") = py::none());
   cls.def(
       "all_to_all_single",
-      [](const GroupPtr& g, py::handle output, py::handle input,
-         std::vector<std::size_t> output_splits, std::vector<std::size_t> input_splits,
-         bool async_op, const std::string& algo, py::handle timeout) {
+      [](const GroupPtr& g, py::handle output, py::handle input, py::handle output_split_sizes,
+         py::handle input_split_sizes, bool async_op, const std::string& algo, py::handle timeout) {
         HeldBuffers held;
         auto out = hold_writable(held, output, "output");
         auto in = hold_readable(held, input, "input");
+        auto output_splits =
+            checked_splits(*g, output_split_sizes, out.count(), "output_split_sizes", "output");
+        auto input_splits =
+            checked_splits(*g, input_split_sizes, in.count(), "input_split_sizes", "input");
         auto options = options_of(algo, timeout);
         return run(
             g, "all_to_all_single", std::move(held), async_op,
             [&] { return g->iall_to_all(in, out, input_splits, output_splits, options); },
             [&] { g->all_to_all(in, out, input_splits, output_splits, options); }, options.timeout);
       },
-      py::arg("output"), py::arg("input"),
-      py::arg("output_split_sizes") = std::vector<std::size_t>{},
-      py::arg("input_split_sizes") = std::vector<std::size_t>{}, py::arg("async_op") = false,
+      py::arg("output"), py::arg("input"), py::arg("output_split_sizes") = py::none(),
+      py::arg("input_split_sizes") = py::none(), py::arg("async_op") = false,
       py::arg("algorithm") = "", py::arg("timeout") = py::none(),
-      "Split sizes are element counts per peer (an empty list: equal blocks).");
+      "Split sizes are element counts per peer (None or an empty list: equal blocks), each in "
+      "[0, the buffer's count], one per rank, summing to the count.");
   cls.def(
       "all_to_all",
       [](const GroupPtr& g, py::sequence outputs, py::sequence inputs, bool async_op,
@@ -436,6 +490,15 @@ weft.distributed translates torch's global ranks.)doc");
       },
       py::arg("buffer"), py::arg("writable") = false,
       "(dtype name, element count, address) of an array or tensor as weft sees it.");
+  m.def(
+      "_memory_writable",
+      [](std::uintptr_t address, std::size_t bytes) {
+        return probe_writable(reinterpret_cast<const void*>(address), bytes) !=
+               MemoryAccess::kNotWritable;
+      },
+      py::arg("address"), py::arg("bytes"),
+      "False when this process cannot write [address, address + bytes): a read-only mapping "
+      "(the first and last byte are probed; writable_memory.h).");
 }
 
 }  // namespace weft::python

@@ -18,6 +18,13 @@
 // are (non-contiguous, complex, or of a dtype weft does not have) go through a contiguous
 // copy or a byte/real view; copies are written back before the Work completes.
 //
+// Memory safety: an operation keeps the storages it reads and writes in place until it is seen
+// to be over (StoragePin: held, and pinned against reallocation, so growing or freeing a tensor
+// mid-operation fails with torch's "not resizable" error); a Work dropped before its operation
+// finished leaves its buffers to a keeper until weft is done with them (Orphans); outputs in
+// read-only memory are refused (writable_memory.h); all_to_all split sizes are checked before
+// any arithmetic on them.
+//
 // torch.profiler sees every operation as gloo's are seen, under gloo's names with "weft:"
 // for "gloo:" (weft:all_reduce, weft:broadcast, weft:send, weft:recvAnySource, ...): the
 // WeftWork is built before weft starts the operation, with that title, so c10d::Work opens a
@@ -44,6 +51,8 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "weft/error.h"
@@ -51,6 +60,7 @@
 #include "weft/process_group.h"
 #include "weft/store.h"
 #include "weft/version.h"
+#include "writable_memory.h"
 
 namespace py = pybind11;
 
@@ -170,34 +180,146 @@ bool is_reducing_sum(const c10d::ReduceOp& op) {
          op.op_ == c10d::ReduceOp::PREMUL_SUM;
 }
 
-// Buffers and bookkeeping of one operation: tensors kept alive, copies to write back.
+// A mutex that a forked child can use although the fork happened while it was held (the child
+// has none of the parent's other threads).
+std::mutex& fork_safe_mutex(std::mutex& mutex) {
+  static std::vector<std::mutex*>* all = [] {
+    auto* list = new std::vector<std::mutex*>();  // never destroyed (exit with work pending)
+    pthread_atfork(nullptr, nullptr, [] {
+      for (std::mutex* m : *all) new (m) std::mutex();
+    });
+    return list;
+  }();
+  static std::mutex registering;
+  std::lock_guard<std::mutex> lock(registering);
+  all->push_back(&mutex);
+  return mutex;
+}
+
+// Keeps a tensor's memory where it is while weft uses it. torch grows a tensor or a storage by
+// reallocating inside its StorageImpl, freeing the old memory however many references the
+// storage has, so holding the tensor or even the storage does not survive t.resize_(larger) or
+// storage.resize_(0). A StoragePin holds the storage (t.set_(...) or dropping t cannot free it)
+// and, until release(), makes a resizable storage non-resizable, so that such a resize fails
+// with torch's "Trying to resize storage that is not resizable". Pins of one storage nest
+// (counted under a mutex); the last release restores the flag. weft._storage pins
+// weft.distributed's tensors on torch 1.x with these too (_pin_storage).
+class StoragePin {
+ public:
+  explicit StoragePin(c10::Storage storage) : storage_(std::move(storage)) {
+    c10::StorageImpl* impl = storage_.unsafeGetStorageImpl();
+    if (impl == nullptr) return;
+    std::lock_guard<std::mutex> lock(mutex());
+    auto found = counts().find(impl);
+    if (found != counts().end()) {
+      ++found->second;
+    } else if (impl->resizable()) {
+      impl->set_resizable(false);
+      counts().emplace(impl, 1);
+    } else {
+      return;  // cannot be reallocated: holding it is enough
+    }
+    pinned_ = true;
+  }
+  ~StoragePin() { release(); }
+  StoragePin(StoragePin&& other) noexcept
+      : storage_(std::move(other.storage_)), pinned_(std::exchange(other.pinned_, false)) {}
+  StoragePin& operator=(StoragePin&& other) noexcept {
+    if (this != &other) {
+      release();
+      storage_ = std::move(other.storage_);
+      pinned_ = std::exchange(other.pinned_, false);
+    }
+    return *this;
+  }
+  StoragePin(const StoragePin&) = delete;
+  StoragePin& operator=(const StoragePin&) = delete;
+
+  // Ends the pin; the storage stays held until this is destroyed. Idempotent.
+  void release() {
+    if (!pinned_) return;
+    pinned_ = false;
+    c10::StorageImpl* impl = storage_.unsafeGetStorageImpl();
+    std::lock_guard<std::mutex> lock(mutex());
+    auto found = counts().find(impl);
+    if (found != counts().end() && --found->second == 0) {
+      counts().erase(found);
+      impl->set_resizable(true);
+    }
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex& m = fork_safe_mutex(*new std::mutex());
+    return m;
+  }
+  static std::unordered_map<c10::StorageImpl*, int>& counts() {
+    static auto* map = new std::unordered_map<c10::StorageImpl*, int>();
+    return *map;
+  }
+
+  c10::Storage storage_;
+  bool pinned_ = false;
+};
+
+// Buffers and bookkeeping of one operation: tensors kept alive and their storages pinned,
+// copies to write back. op: the operation's name, for errors.
 struct Staging {
+  explicit Staging(const char* op = "") : op(op) {}
+
+  const char* op;
   std::vector<at::Tensor> keep;
   std::vector<std::pair<at::Tensor, at::Tensor>> copy_back;  // (user tensor, staged copy)
+  std::vector<StoragePin> pins;                              // of the memory weft reads or writes
 
   // The dense tensor weft works on for a tensor it reads.
   at::Tensor readable(const at::Tensor& t) {
     check_tensor(t);
     at::Tensor dense = t.is_contiguous() ? t : t.contiguous();
     keep.push_back(dense);
+    pin(dense);
     return dense;
   }
   // ... for a tensor it writes (after the operation the user's tensor holds the result).
   at::Tensor writable(const at::Tensor& t) {
     check_tensor(t);
+    check_writable_memory(t);
     if (t.is_contiguous()) {
       keep.push_back(t);
+      pin(t);
       return t;
     }
-    at::Tensor dense = t.contiguous();
+    at::Tensor dense = t.contiguous();  // this operation's own: nobody else resizes it
     keep.push_back(dense);
     copy_back.emplace_back(t, dense);
     return dense;
+  }
+  void pin(const at::Tensor& t) {
+    if (t.has_storage()) pins.emplace_back(t.storage());
   }
   static void check_tensor(const at::Tensor& t) {
     TORCH_CHECK(t.defined(), "weft: undefined tensor");
     TORCH_CHECK(t.device().is_cpu(), "weft: tensors must be on the CPU (got ", t.device(), ")");
     TORCH_CHECK(t.layout() == at::kStrided, "weft: only dense (strided) tensors are supported");
+  }
+  // An output over a read-only mapping (torch.from_numpy of np.memmap(mode="r")) would kill the
+  // process with SIGSEGV when written: refused. Probes the bytes its elements span.
+  void check_writable_memory(const at::Tensor& t) const {
+    if (t.numel() == 0) return;
+    int64_t low = 0, high = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      int64_t reach = (t.size(d) - 1) * t.stride(d);
+      (reach < 0 ? low : high) += reach;
+    }
+    const auto* first = static_cast<const char*>(t.data_ptr()) + low * t.element_size();
+    const auto bytes = static_cast<std::size_t>((high - low + 1) * t.element_size());
+    TORCH_CHECK_VALUE(
+        weft::python::probe_writable(first, bytes) != weft::python::MemoryAccess::kNotWritable,
+        "weft: ", op, ": an output tensor (shape ", t.sizes(), ", ", bytes, " bytes at ",
+        static_cast<const void*>(first),
+        ") lies in read-only memory (a read-only mapping, such as "
+        "torch.from_numpy(np.memmap(path, mode=\"r\"))), but weft writes the "
+        "result into it: pass a writable copy (t.clone())");
   }
 };
 
@@ -223,7 +345,8 @@ BufferView view_for_move(const at::Tensor& t) {
 
 // Elements of weft's view per row of dim 0 (for all_to_all's split sizes).
 std::size_t units_per_row(const at::Tensor& t, const BufferView& view) {
-  if (t.dim() == 0 || t.size(0) == 0) return 0;
+  if (t.dim() == 0) return view.count();  // one row
+  if (t.size(0) == 0) return 0;
   return view.count() / static_cast<std::size_t>(t.size(0));
 }
 
@@ -317,6 +440,49 @@ void spin_until_completed(const weft::Work& work) {
   }
 }
 
+// Operations whose Work was dropped before they finished (dist.isend(...) without keeping the
+// Work): their weft Works and buffers stay here until weft has finished with them, so weft never
+// touches memory freed meanwhile. Swept at each new operation.
+class Orphans {
+ public:
+  static void add(Works works, Staging staging) {
+    std::lock_guard<std::mutex> lock(mutex());
+    list().push_back({std::move(works), std::move(staging)});
+  }
+  static void sweep() {
+    std::vector<Orphan> done;  // destroyed outside the lock
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      auto& all = list();
+      if (all.empty()) return;
+      for (auto it = all.begin(); it != all.end();) {
+        bool completed = true;
+        for (const auto& w : it->works) completed = completed && w->is_completed();
+        if (completed) {
+          done.push_back(std::move(*it));
+          it = all.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+ private:
+  struct Orphan {
+    Works works;
+    Staging staging;
+  };
+  static std::mutex& mutex() {
+    static std::mutex& m = fork_safe_mutex(*new std::mutex());
+    return m;
+  }
+  static std::vector<Orphan>& list() {
+    static auto* orphans = new std::vector<Orphan>();  // never destroyed (exit with work pending)
+    return *orphans;
+  }
+};
+
 class WeftWork : public c10d::Work {
  public:
   // profiling_title: the name torch.profiler shows (c10d::Work records the operation from
@@ -330,6 +496,17 @@ class WeftWork : public c10d::Work {
         outputs_(std::move(outputs)),
         staging_(std::move(staging)),
         after_(std::move(after)) {}
+
+  ~WeftWork() override {
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    if (finished_) return;
+    for (const auto& w : works_) {
+      if (!w->is_completed()) {
+        Orphans::add(std::move(works_), std::move(staging_));
+        return;
+      }
+    }
+  }
 
   // The operation's weft Works, once started (before anyone else sees this Work).
   void start(std::vector<std::shared_ptr<weft::Work>> works) { works_ = std::move(works); }
@@ -534,7 +711,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                            const c10d::BroadcastOptions& opts) override {
     const at::Tensor& tensor = single(tensors, "broadcast");
     check_root(opts.rootRank, "broadcast");
-    Staging staging;
+    Staging staging("broadcast");
     at::Tensor dense = staging.writable(tensor);
     auto view = view_for_move(dense);
     return make(
@@ -546,7 +723,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
                                            const c10d::AllreduceOptions& opts) override {
     const at::Tensor& tensor = single(tensors, "allreduce");
-    Staging staging;
+    Staging staging("all_reduce");
     at::Tensor dense = staging.writable(tensor);
     auto view = view_for_reduce(dense, opts.reduceOp, "allreduce");
     return make(
@@ -564,7 +741,8 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
       TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(),
                   "weft: allreduce_coalesced tensors must all have the same dtype");
     }
-    Staging staging;
+    Staging staging("all_reduce_coalesced");
+    for (const auto& t : tensors) staging.check_writable_memory(t);  // copied back into
     std::vector<at::Tensor> flat_parts;
     for (const auto& t : tensors) flat_parts.push_back(t.reshape({-1}));
     at::Tensor flat = at::cat(flat_parts);
@@ -588,7 +766,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                         const c10d::ReduceOptions& opts) override {
     const at::Tensor& tensor = single(tensors, "reduce");
     check_root(opts.rootRank, "reduce");
-    Staging staging;
+    Staging staging("reduce");
     at::Tensor dense = staging.writable(tensor);
     auto view = view_for_reduce(dense, opts.reduceOp, "reduce");
     return make(
@@ -605,7 +783,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     const at::Tensor& input = single(inputs, "allgather");
     TORCH_CHECK(outputs.size() == 1, "weft: allgather takes one output list");
     check_list_size(outputs[0], "allgather output list");
-    Staging staging;
+    Staging staging("all_gather");
     auto in = view_for_move(staging.readable(input));
     std::vector<BufferView> outs;
     for (const auto& out : outputs[0]) {
@@ -622,7 +800,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     check_same_type(output, input, "_allgather_base");
     TORCH_CHECK(output.numel() == input.numel() * size_,
                 "weft: _allgather_base output must hold world size x input elements");
-    Staging staging;
+    Staging staging("all_gather_into_tensor");
     auto in = view_for_move(staging.readable(input));
     auto out = view_for_move(staging.writable(output));
     return make(
@@ -652,7 +830,10 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     }
     at::Tensor packed = parts.empty() ? at::empty({0}, at::kByte) : at::cat(parts);
     at::Tensor gathered = at::empty({size_ * packed.numel()}, at::kByte);
-    Staging staging;
+    Staging staging("all_gather_coalesced");
+    for (const auto& list : output_lists) {
+      for (const auto& t : list) staging.check_writable_memory(t);  // copied into after
+    }
     staging.keep = {packed, gathered};
     auto lists = output_lists;
     auto after = [gathered, lists, bytes = packed.numel()]() mutable {
@@ -680,7 +861,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                         const c10d::GatherOptions& opts) override {
     const at::Tensor& input = single(inputs, "gather");
     check_root(opts.rootRank, "gather");
-    Staging staging;
+    Staging staging("gather");
     auto in = view_for_move(staging.readable(input));
     std::vector<BufferView> outs;
     std::vector<at::Tensor> result;
@@ -707,7 +888,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                          const c10d::ScatterOptions& opts) override {
     const at::Tensor& output = single(outputs, "scatter");
     check_root(opts.rootRank, "scatter");
-    Staging staging;
+    Staging staging("scatter");
     auto out = view_for_move(staging.writable(output));
     std::vector<ConstBufferView> ins;
     if (rank_ == opts.rootRank) {
@@ -733,7 +914,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     const at::Tensor& output = single(outputs, "reduce_scatter");
     TORCH_CHECK(inputs.size() == 1, "weft: reduce_scatter takes one input list");
     check_list_size(inputs[0], "reduce_scatter input list");
-    Staging staging;
+    Staging staging("reduce_scatter");
     auto out = view_for_reduce(staging.writable(output), opts.reduceOp, "reduce_scatter");
     std::vector<ConstBufferView> ins;
     for (const auto& in : inputs[0]) {
@@ -751,7 +932,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
     check_same_type(output, input, "_reduce_scatter_base");
     TORCH_CHECK(input.numel() == output.numel() * size_,
                 "weft: _reduce_scatter_base input must hold world size x output elements");
-    Staging staging;
+    Staging staging("reduce_scatter_tensor");
     auto in = view_for_reduce(staging.readable(input), opts.reduceOp, "_reduce_scatter_base");
     auto out = view_for_reduce(staging.writable(output), opts.reduceOp, "_reduce_scatter_base");
     return make(
@@ -765,31 +946,18 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                                std::vector<int64_t>& input_splits,
                                                const c10d::AllToAllOptions&) override {
     check_same_type(output, input, "alltoall_base");
-    Staging staging;
+    Staging staging("all_to_all_single");
     auto in = view_for_move(staging.readable(input));
     auto out = view_for_move(staging.writable(output));
-    auto to_units = [](const std::vector<int64_t>& splits, std::size_t unit, const char* what) {
-      std::vector<std::size_t> units;
-      for (int64_t s : splits) {
-        TORCH_CHECK(s >= 0, "weft: alltoall_base ", what, " split sizes must be >= 0");
-        units.push_back(static_cast<std::size_t>(s) * unit);
-      }
-      return units;
-    };
-    if (!output_splits.empty() || !input_splits.empty()) {
-      TORCH_CHECK(output_splits.empty() || output_splits.size() == std::size_t(size_),
-                  "weft: alltoall_base needs one output split size per rank");
-      TORCH_CHECK(input_splits.empty() || input_splits.size() == std::size_t(size_),
-                  "weft: alltoall_base needs one input split size per rank");
-    }
-    auto out_units = to_units(output_splits, units_per_row(output, out), "output");
-    auto in_units = to_units(input_splits, units_per_row(input, in), "input");
+    auto out_units = split_units(output_splits, output, out, "output_split_sizes");
+    auto in_units = split_units(input_splits, input, in, "input_split_sizes");
     // weft takes "empty" as equal blocks on each side independently; torch allows one side
     // given and the other empty (equal blocks on that side).
     if (in_units.empty() != out_units.empty()) {
       auto equal = [this](const BufferView& v) {
-        TORCH_CHECK(v.count() % size_ == 0,
-                    "weft: alltoall_base tensor size must divide by the group size");
+        TORCH_CHECK_VALUE(v.count() % size_ == 0, "weft: all_to_all_single on rank ", rank_,
+                          ": a tensor given no split sizes holds ", v.count(),
+                          " elements, which do not divide into ", size_, " equal blocks");
         return std::vector<std::size_t>(size_, v.count() / size_);
       };
       if (in_units.empty()) in_units = equal(in);
@@ -806,7 +974,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                           const c10d::AllToAllOptions&) override {
     check_list_size(outputs, "alltoall output list");
     check_list_size(inputs, "alltoall input list");
-    Staging staging;
+    Staging staging("all_to_all");
     std::vector<ConstBufferView> ins;
     std::vector<BufferView> outs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -832,7 +1000,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override {
     const at::Tensor& tensor = single(tensors, "send");
     check_peer(dst, "send");
-    Staging staging;
+    Staging staging("send");
     auto view = view_for_move(staging.readable(tensor));
     return make(
         c10d::OpType::SEND, tensors, [&] { return Works{group_->isend(view, dst, tag)}; }, tensors,
@@ -842,7 +1010,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override {
     const at::Tensor& tensor = single(tensors, "recv");
     check_peer(src, "recv");
-    Staging staging;
+    Staging staging("recv");
     auto view = view_for_move(staging.writable(tensor));
     return make(
         c10d::OpType::RECV, tensors, [&] { return Works{group_->irecv(view, src, tag)}; }, tensors,
@@ -851,7 +1019,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
 
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override {
     const at::Tensor& tensor = single(tensors, "recvAnysource");
-    Staging staging;
+    Staging staging("recv");
     auto view = view_for_move(staging.writable(tensor));
     return make(
         c10d::OpType::RECVANYSOURCE, tensors,
@@ -872,6 +1040,7 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
                                       Start&& start, std::vector<at::Tensor> outputs,
                                       Staging staging, std::function<void()> after = nullptr,
                                       bool collective = true) {
+    Orphans::sweep();
     // The inputs are only read by a profiler recording shapes: no copy of the list otherwise.
     auto profiled_inputs =
         at::hasCallbacks() ? c10::optional<std::vector<at::Tensor>>(inputs) : c10::nullopt;
@@ -895,6 +1064,37 @@ class ProcessGroupWeft final : public c10d::ProcessGroup {
   void check_peer(int peer, const char* op) const {
     TORCH_CHECK(peer >= 0 && peer < size_, "weft: ", op, ": invalid peer rank ", peer,
                 " for a group of size ", size_);
+  }
+  // torch's split sizes (rows of dim 0 per rank) as units of weft's view of the tensor; empty:
+  // equal blocks. Each must lie in [0, rows] and they must sum to rows, checked before any
+  // multiplication and summed with checked arithmetic, so no size can wrap around into a
+  // plausible count (2**62 rows of 4 elements is 0 in 64 bits).
+  std::vector<std::size_t> split_units(const std::vector<int64_t>& splits, const at::Tensor& t,
+                                       const BufferView& view, const char* what) const {
+    std::vector<std::size_t> units;
+    if (splits.empty()) return units;
+    const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    TORCH_CHECK_VALUE(
+        splits.size() == static_cast<std::size_t>(size_), "weft: all_to_all_single on rank ", rank_,
+        ": ", what, " holds ", splits.size(), " split sizes for a group of ", size_,
+        " ranks (one per rank); the tensor has ", rows, " rows (dim 0), shape ", t.sizes());
+    const std::size_t unit = units_per_row(t, view);
+    int64_t sum = 0;
+    bool wrapped = false;
+    for (std::size_t i = 0; i < splits.size(); ++i) {
+      const int64_t rows_i = splits[i];
+      TORCH_CHECK_VALUE(rows_i >= 0 && rows_i <= rows, "weft: all_to_all_single on rank ", rank_,
+                        ": ", what, "[", i, "] is ", rows_i, ", ",
+                        rows_i < 0 ? "a negative split size" : "more than the tensor's rows",
+                        "; the tensor has ", rows, " rows (dim 0), shape ", t.sizes());
+      wrapped = wrapped || __builtin_add_overflow(sum, rows_i, &sum);
+      units.push_back(static_cast<std::size_t>(rows_i) * unit);  // <= rows * unit: the count
+    }
+    TORCH_CHECK_VALUE(!wrapped && sum == rows, "weft: all_to_all_single on rank ", rank_, ": ",
+                      what, " sums to ",
+                      wrapped ? std::string("more than 2**63") : std::to_string(sum),
+                      " rows, but the tensor has ", rows, " rows (dim 0), shape ", t.sizes());
+    return units;
   }
   void check_list_size(const std::vector<at::Tensor>& list, const char* what) const {
     TORCH_CHECK(list.size() == static_cast<std::size_t>(size_), "weft: ", what, " must hold ",
@@ -937,6 +1137,15 @@ PYBIND11_MODULE(_weft_torch, m) {
         py::arg("timeout_seconds"), py::arg("group_name") = "",
         py::call_guard<py::gil_scoped_release>(),
         "Rendezvous over torch's store and return the c10d ProcessGroup (torch's creator).");
+  py::class_<StoragePin>(m, "_StoragePin",
+                         "A tensor's storage held and pinned against reallocation (weft._storage).")
+      .def("release", &StoragePin::release,
+           "Ends the pin (the storage stays held while this object lives).");
+  m.def(
+      "_pin_storage",
+      [](const at::Tensor& tensor) { return std::make_unique<StoragePin>(tensor.storage()); },
+      py::arg("tensor"),
+      "Holds tensor's storage and makes it non-resizable until release() (pins nest).");
   m.def(
       "is_weft_group",
       [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {

@@ -28,7 +28,17 @@ std::vector<Orphan>& orphans() {
 void release_finished_orphans() {
   auto& list = orphans();
   if (list.empty()) return;
-  std::erase_if(list, [](const Orphan& o) { return o.work->is_completed(); });
+  // Destroyed after the list is consistent again: releasing buffers runs Python code (pins,
+  // finalizers), which may drop other Works and so add orphans.
+  std::vector<Orphan> done;
+  for (auto it = list.begin(); it != list.end();) {
+    if (it->work->is_completed()) {
+      done.push_back(std::move(*it));
+      it = list.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 PyWork::PyWork(std::shared_ptr<Work> work, std::shared_ptr<ProcessGroup> group, HeldBuffers buffers,
@@ -41,8 +51,19 @@ PyWork::PyWork(std::shared_ptr<Work> work, std::shared_ptr<ProcessGroup> group, 
 
 PyWork::~PyWork() {
   if (!buffers_.empty() && work_ && !work_->is_completed()) {
+    try {
+      keep_in_place(buffers_);  // a blocking operation's buffers were not pinned yet
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("weft: keeping an orphaned operation's tensors in place");
+    }
     orphans().push_back(Orphan{work_, std::move(buffers_)});
   }
+}
+
+bool PyWork::is_completed() {
+  if (!work_->is_completed()) return false;
+  release_pins(buffers_);
+  return true;
 }
 
 void PyWork::wait(std::optional<std::chrono::milliseconds> timeout) {
@@ -56,15 +77,32 @@ void PyWork::wait(std::optional<std::chrono::milliseconds> timeout) {
       py::gil_scoped_release release;
       group_->abort("interrupted by a signal (Ctrl-C) while waiting for " + op_);
     }
-    if (!work_->is_completed()) orphans().push_back(Orphan{work_, std::move(buffers_)});
+    if (!work_->is_completed()) {
+      // The aborted operation may still touch its buffers for a moment: keep them in place.
+      // The KeyboardInterrupt is pending: set it aside while calling Python.
+      py::error_already_set interrupt;
+      try {
+        keep_in_place(buffers_);
+      } catch (py::error_already_set& error) {
+        error.discard_as_unraisable("weft: keeping an interrupted operation's tensors in place");
+      }
+      orphans().push_back(Orphan{work_, std::move(buffers_)});
+      throw interrupt;
+    }
     throw py::error_already_set();
   }
-  py::gil_scoped_release release;
-  if (outcome == WaitOutcome::kCompleted || !timeout) {
-    work_->wait(std::nullopt);
-  } else {
-    work_->wait(std::chrono::milliseconds(1));  // throws kTimeout and cancels
+  try {
+    py::gil_scoped_release release;
+    if (outcome == WaitOutcome::kCompleted || !timeout) {
+      work_->wait(std::nullopt);
+    } else {
+      work_->wait(std::chrono::milliseconds(1));  // throws kTimeout and cancels
+    }
+  } catch (...) {
+    if (work_->is_completed()) release_pins(buffers_);  // failed, but over
+    throw;
   }
+  release_pins(buffers_);
 }
 
 py::object PyWork::exception() const {
@@ -93,7 +131,7 @@ Do not touch its tensors until wait() has returned or is_completed() is true.)do
            "Group rank a completed receive came from; -1 for other operations.")
       .def("_source_rank", &PyWork::source_rank)
       .def_property_readonly("op", &PyWork::op)
-      .def("__repr__", [](const PyWork& self) {
+      .def("__repr__", [](PyWork& self) {
         return "<weft Work " + self.op() + (self.is_completed() ? " completed>" : " running>");
       });
 

@@ -4,10 +4,13 @@
 // Ownership: a PyWork holds the operation's buffers (HeldBuffers) and its group. When the handle
 // is dropped while the operation still runs (dist.isend(...) without keeping the Work, or a wait
 // interrupted by Ctrl-C), the buffers move to a process-wide list of orphans kept until the
-// operation completes, so weft never touches freed memory. Interrupting a wait aborts the group:
-// the interrupted operation and every later one fail with AbortedError on this rank, and the
-// peers' operations of that group fail too, instead of hanging until their timeout.
-// Thread safety: the GIL guards everything here.
+// operation completes, so weft never touches freed memory. Tensors of an operation that may
+// outlive the call are kept in place (HeldBuffer::keep_in_place: their storage held and pinned
+// against reallocation) until the operation is seen to be over: wait() returned or
+// is_completed() answered true; their storage stays held while the PyWork lives. Interrupting a
+// wait aborts the group: the interrupted operation and every later one fail with AbortedError on
+// this rank, and the peers' operations of that group fail too, instead of hanging until their
+// timeout. Thread safety: the GIL guards everything here.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -37,7 +40,7 @@ class PyWork {
   // the group. Without timeout the wait is bounded by the operation's timeout (its own, else
   // the group's).
   void wait(std::optional<std::chrono::milliseconds> timeout);
-  bool is_completed() const { return work_->is_completed(); }
+  bool is_completed();
   bool is_success() const { return work_->is_success(); }
   py::object exception() const;
   // The group rank a completed receive came from; -1 otherwise.

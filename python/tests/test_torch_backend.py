@@ -315,6 +315,92 @@ def test_errors():
     run(_errors, 2)
 
 
+# --- memory safety (issue 25): split sizes, read-only outputs, tensors resized mid-operation ---
+
+def _bad_split_sizes(rank, n):
+    # (output splits, input splits, shape, the split the error names): 2**62 rows of 4 elements
+    # wrap to 0 in 64 bits, so the empty tensors' sizes would seem to add up.
+    cases = [([2**62, 0], [0, 0], (0, 4), "output_split_sizes[0] is 4611686018427387904"),
+             ([1, 1], [-1, 3], (2, 4), "input_split_sizes[0] is -1"),
+             ([1, 1], [3, -1], (2, 4), "input_split_sizes[0] is 3")]
+    for out_splits, in_splits, shape, shown in cases:
+        with pytest.raises(ValueError) as info:
+            dist.all_to_all_single(torch.zeros(shape), torch.zeros(shape), out_splits, in_splits)
+        message = str(info.value)
+        for part in ("all_to_all_single", f"rank {rank}", shown, f"{shape[0]} rows"):
+            assert part in message, (part, message)
+    out = torch.zeros(2, 4)
+    dist.all_to_all_single(out, torch.full((2, 4), float(rank)), [1, 1], [1, 1])
+    assert torch.equal(out, torch.tensor([[0.0] * 4, [1.0] * 4]))
+
+
+def test_all_to_all_single_refuses_bad_split_sizes():
+    run(_bad_split_sizes, 2)
+
+
+def _read_only_outputs(rank, n, directory):
+    import warnings
+
+    import numpy as np
+    np.zeros((8, 8), np.float32).tofile(f"{directory}/ro{rank}.bin")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that the array is not writable
+        t = torch.from_numpy(np.memmap(f"{directory}/ro{rank}.bin", dtype=np.float32, mode="r",
+                                       shape=(8, 8)))
+    calls = [lambda: dist.all_reduce(t), lambda: dist.broadcast(t, src=0),
+             lambda: dist.all_reduce(t[:, 0]),  # through a contiguous copy copied back
+             lambda: dist.all_gather([t[:4], t[4:]], torch.ones(4, 8)),
+             lambda: dist.all_to_all_single(t, torch.ones(8, 8)),
+             lambda: dist.irecv(t, src=1 - rank),
+             lambda: dist.all_reduce_coalesced([t[:4], t[4:]]),  # results copied back by torch
+             lambda: dist.all_gather_coalesced([[t[0]], [t[1]]], [torch.ones(8)])]
+    for call in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the coalesced forms are deprecated in torch 2.x
+            with pytest.raises(ValueError, match="read-only memory"):
+                call()
+    assert float(t.sum()) == 0.0
+    ok = full(float(rank))
+    dist.all_reduce(ok)
+    assert torch.equal(ok, full(1.0))
+
+
+def test_outputs_in_read_only_memory_are_refused(tmp_path):
+    run(_read_only_outputs, 2, str(tmp_path))
+
+
+def _tensors_changed_during_async_ops(rank, n):
+    import gc
+    go = torch.zeros(1)
+    for i in range(30):
+        t = full(float(rank), 1024)
+        work = dist.all_reduce(t, async_op=True)
+        with pytest.raises(RuntimeError, match="not resizable"):
+            t.resize_(1 << 18)  # torch would free the memory weft writes the sum into
+        t.resize_(1024)  # torch set the new shape before refusing: back to the storage's
+        work.wait()
+        assert torch.equal(t, full(1.0, 1024)), i
+        t.resize_(1 << 18)  # the operation is over
+        # A receive into a tensor re-pointed elsewhere: its memory must stay weft's.
+        if rank == 0:
+            dist.recv(go, src=1, tag=2)
+            dist.send(full(float(i), 1024), dst=1, tag=1)
+        else:
+            t = torch.zeros(1024)
+            work = dist.irecv(t, src=0, tag=1)
+            t.set_(torch.zeros(3))
+            gc.collect()
+            decoys = [full(-1.0, 1024) for _ in range(32)]
+            dist.send(go, dst=0, tag=2)
+            work.wait()
+            for d in decoys:
+                assert torch.equal(d, full(-1.0, 1024)), f"round {i}: a decoy was written into"
+
+
+def test_tensors_resized_or_repointed_during_async_ops():
+    run(_tensors_changed_during_async_ops, 2)
+
+
 def test_ddp_digits_same_accuracy_at_1_2_4_ranks(tmp_path):
     """examples/python/ddp_digits.py: DDP over weft reaches the 1-rank accuracy."""
     pytest.importorskip("sklearn")

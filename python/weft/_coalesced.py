@@ -12,6 +12,7 @@ must match rank r's input_tensor_list in total size and dtype.
 
 import numpy as np
 
+from . import _storage
 from ._weft import ReduceOp
 
 
@@ -34,17 +35,28 @@ def _array(t, what, writable, op):
     if _is_torch(t):
         if getattr(t, "device", None) is not None and t.device.type != "cpu":
             raise _invalid(f"{what} is on {t.device}: weft takes CPU tensors", op)
-        return t
-    array = t if isinstance(t, np.ndarray) else None
-    if array is None:
-        try:
-            array = np.asarray(memoryview(t))
-        except TypeError:
-            raise TypeError(f"{what} must be a numpy array, a torch tensor or a buffer, "
-                            f"not {type(t).__name__}") from None
-    if writable and not array.flags.writeable:
-        raise _invalid(f"{what} is read-only but receives the result", op)
+        array = t
+    else:
+        array = t if isinstance(t, np.ndarray) else None
+        if array is None:
+            try:
+                array = np.asarray(memoryview(t))
+            except TypeError:
+                raise TypeError(f"{what} must be a numpy array, a torch tensor or a buffer, "
+                                f"not {type(t).__name__}") from None
+        if writable and not array.flags.writeable:
+            raise _invalid(f"{what} is read-only but receives the result", op)
     return array
+
+
+def _check_copy_targets(arrays, what, op):
+    """Outputs that torch or numpy copy results into (weft checks the buffers it writes
+    itself): refused when in read-only memory, which would kill the process."""
+    for i, a in enumerate(arrays):
+        if not _storage.memory_is_writable(a):
+            raise _invalid(f"{what}[{i}] lies in read-only memory (a read-only mapping, such as "
+                           f"np.memmap(path, mode=\"r\")) but receives the result: pass a "
+                           f"writable copy", op)
 
 
 def _numel(a):
@@ -116,6 +128,8 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False): 
     arrays = [_array(t, f"tensors[{i}]", True, op_name) for i, t in enumerate(tensors)]
     _check_same_kind(arrays, "tensors", op_name)
     flat, copy_back = _flat(arrays)
+    if copy_back:
+        _check_copy_targets(arrays, "tensors", op_name)
     work = g._pg.all_reduce(flat, dist._reduce_op(op), True)
     return _finish(dist.Work(work, g, tensors,
                              (lambda: _unflatten(flat, arrays)) if copy_back else None), async_op)
@@ -149,6 +163,7 @@ def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None,  # 
         if len(tensors) == 1 and _contiguous(tensors[0]):
             flat_outs.append(tensors[0])
         else:
+            _check_copy_targets(tensors, f"output_tensor_lists[{r}]", op_name)
             flat = _empty_like(inputs[0], sum(_numel(a) for a in tensors))
             flat_outs.append(flat)
             staged.append((flat, tensors))

@@ -27,7 +27,7 @@ import weakref as _weakref
 import torch as _torch
 import torch.distributed as _dist
 
-from . import _weft
+from . import _splits, _storage, _weft
 
 _c10d = _torch._C._distributed_c10d
 
@@ -139,6 +139,8 @@ class _Staging:
             raise _weft.InvalidArgumentError(f"weft: {tensor.layout} tensors are not supported")
         staged = tensor if tensor.is_contiguous() else tensor.contiguous()
         if writable and staged is not tensor:
+            # torch writes the result back, not weft (which checks what it writes itself).
+            _check_writable(tensor)
             self.copies.append((tensor, staged))
         if tensor.dtype in _NATIVE_DTYPES:
             return staged
@@ -385,6 +387,8 @@ class WeftProcessGroup(_dist.ProcessGroup):
         dtype = tensors[0].dtype
         if any(t.dtype != dtype for t in tensors):
             raise _weft.InvalidArgumentError("weft: allreduce_coalesced needs tensors of one dtype")
+        for t in tensors:
+            _check_writable(t)  # the results are copied back into them
         flat = _torch.cat([t.reshape(-1) for t in tensors])
         staging = _Staging()
         buffer = staging.writable(flat, reduce=_kind(opts.reduceOp))
@@ -523,8 +527,11 @@ class WeftProcessGroup(_dist.ProcessGroup):
         opts = opts if opts is not None else _c10d.AllToAllOptions()
         staging = _Staging()
         target, source = staging.writable(output), staging.readable(input)
-        out_splits = _element_splits(output, output_split_sizes, target)
-        in_splits = _element_splits(input, input_split_sizes, source)
+        where = f"all_to_all_single on rank {self.rank()}"
+        out_splits = _splits.element_splits(output_split_sizes, output, target.numel, self.size(),
+                                            where, "output_split_sizes", _invalid_argument)
+        in_splits = _splits.element_splits(input_split_sizes, input, source.numel, self.size(),
+                                           where, "input_split_sizes", _invalid_argument)
         g = self._weft
         return self._run("weft:all_to_all", opts, [output], staging,
                          lambda a: g.all_to_all_single(target, source, out_splits, in_splits,
@@ -649,17 +656,16 @@ def _async_options(options_class):
     return opts
 
 
-def _element_splits(tensor, split_sizes, buffer):
-    """torch's all_to_all split sizes count rows (first-dimension slices); weft's count
-    elements of the buffer as weft sees it."""
-    if not split_sizes:
-        return []
-    rows = tensor.shape[0] if tensor.dim() > 0 else 1
-    total = buffer.numel()
-    if rows == 0:
-        return [0 for _ in split_sizes]
-    per_row = total // rows
-    return [int(s) * per_row for s in split_sizes]
+def _invalid_argument(message):
+    return _weft.InvalidArgumentError(f"weft: {message}")
+
+
+def _check_writable(tensor):
+    if not _storage.memory_is_writable(tensor):
+        raise _invalid_argument(
+            f"an output tensor (shape {tuple(tensor.shape)}, at {tensor.data_ptr():#x}) lies in "
+            "read-only memory (a read-only mapping, such as torch.from_numpy(np.memmap(path, "
+            "mode=\"r\"))), but receives the result: pass a writable copy (t.clone())")
 
 
 def _create(backend_options, pg_options=None):

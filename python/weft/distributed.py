@@ -40,6 +40,7 @@ from ._object_collectives import (  # noqa: F401  (re-exported)
     gather_object,
     scatter_object_list,
 )
+from . import _splits
 from ._coalesced import all_gather_coalesced, all_reduce_coalesced  # noqa: F401  (re-exported)
 from ._future import Future  # noqa: F401  (re-exported)
 from ._options import (  # noqa: F401  (re-exported)
@@ -681,33 +682,30 @@ def _numel(tensor):
     return numel() if callable(numel) else int(tensor.size)
 
 
-def _elements(tensor, split_sizes, what):
-    """torch's split sizes count rows (dim 0); weft counts elements."""
-    if split_sizes is None:
-        return []
-    shape = tuple(tensor.shape)
-    rows = shape[0] if shape else 1
-    per_row = _numel(tensor) // rows if rows else 0
-    if sum(split_sizes) != rows:
-        raise _error(_weft.InvalidArgumentError,
-                     f"{what} sums to {sum(split_sizes)} but the tensor has {rows} rows (dim 0)",
-                     op="all_to_all_single")
-    return [int(s) * per_row for s in split_sizes]
-
-
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,  # noqa: A002
                       group=None, async_op=False):
+    """Split sizes count rows (dim 0) per rank, as torch's; each list is checked here (one
+    integer per rank, each within the tensor, summing to its rows) before anything is sent."""
     g = _resolve(group)
     if g is None:
         return None
-    out_splits = _elements(output, output_split_sizes, "output_split_sizes")
-    in_splits = _elements(input, input_split_sizes, "input_split_sizes")
+    n = g.size()
+    where = f"all_to_all_single on rank {g._ranks[g.rank()]}"
+
+    def invalid(message):
+        return _error(_weft.InvalidArgumentError, message, g, "all_to_all_single")
+
+    out_splits = _splits.element_splits(output_split_sizes, output, lambda: _numel(output), n,
+                                        where, "output_split_sizes", invalid)
+    in_splits = _splits.element_splits(input_split_sizes, input, lambda: _numel(input), n,
+                                       where, "input_split_sizes", invalid)
     if bool(out_splits) != bool(in_splits):  # one side given: the other is equal blocks
-        n = g.size()
         if not out_splits:
-            out_splits = [_numel(output) // n] * n
+            out_splits = _splits.equal_blocks(_numel(output), n, where, "output_split_sizes",
+                                              invalid)
         else:
-            in_splits = [_numel(input) // n] * n
+            in_splits = _splits.equal_blocks(_numel(input), n, where, "input_split_sizes",
+                                             invalid)
     return _wrap(g._pg.all_to_all_single(output, input, out_splits, in_splits, async_op), g,
                  [output])
 
