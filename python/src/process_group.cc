@@ -481,6 +481,27 @@ weft.distributed translates torch's global ranks.)doc");
       "existing store. Returns the world group.");
 
   m.def(
+      "launch_info",
+      [] {
+        LaunchInfo info = launch_info();
+        auto or_none = [](int value) -> py::object {
+          return value < 0 ? py::none() : py::object(py::int_(value));
+        };
+        py::dict fields;
+        fields["launcher"] = info.launcher;
+        fields["rank"] = or_none(info.rank);
+        fields["world_size"] = or_none(info.world_size);
+        fields["local_rank"] = or_none(info.local_rank);
+        fields["local_world_size"] = or_none(info.local_world_size);
+        fields["master_addr"] = info.master_addr.empty() ? py::object(py::none())
+                                                         : py::object(py::str(info.master_addr));
+        fields["master_port"] = or_none(info.master_port);
+        return fields;
+      },
+      "Where this process sits in its job, as its launcher's variables say (weft::launch_info): "
+      "a dict of launcher, rank, world_size, local_rank, local_world_size, master_addr and "
+      "master_port, None for what the environment does not say.");
+  m.def(
       "buffer_info",
       [](py::handle object, bool writable) {
         HeldBuffer held(object, writable, "buffer");

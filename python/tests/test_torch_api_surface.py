@@ -77,7 +77,6 @@ MISSING = {
     "send_object_list": _NEWER,
     "recv_object_list": _NEWER,
     "get_pg_count": _NEWER,
-    "get_node_local_rank": _NEWER,
     "shrink_group": _NEWER + " (weft's split() splits a group)",
     "split_group": _NEWER + " (weft's split() splits a group)",
     "breakpoint": "[2.x] pdb on one rank: a debugging helper tied to torch's default group",

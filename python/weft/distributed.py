@@ -64,7 +64,7 @@ __all__ = [
     "Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
     "init_process_group", "destroy_process_group", "is_initialized", "is_available",
     "is_torchelastic_launched", "get_backend", "get_rank", "get_world_size", "new_group",
-    "get_process_group_ranks", "get_global_rank", "get_group_rank",
+    "get_process_group_ranks", "get_global_rank", "get_group_rank", "get_node_local_rank",
     "send", "recv", "isend", "irecv", "batch_isend_irecv",
     "broadcast", "all_reduce", "reduce", "all_gather", "all_gather_into_tensor", "gather",
     "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
@@ -424,6 +424,20 @@ def get_world_size(group=None):  # noqa: A002
     return -1 if g is None else g.size()
 
 
+def get_node_local_rank(fallback_rank=None):
+    """This process's rank among the job's ranks on its node, as torch 2.x's: LOCAL_RANK, or
+    the launcher's own variable where torch reads only LOCAL_RANK (srun's SLURM_LOCALID,
+    mpirun's OMPI_COMM_WORLD_LOCAL_RANK, mpiexec's MPI_LOCALRANKID); else fallback_rank."""
+    local = _weft.launch_info()["local_rank"]
+    if local is not None:
+        return local
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("get_node_local_rank: no launcher set a local rank (LOCAL_RANK, "
+                       "SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK or MPI_LOCALRANKID); pass "
+                       "fallback_rank to run without one")
+
+
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     """A group of the given global ranks. Every rank of the job calls it with the same ranks;
     ranks outside get GroupMember.NON_GROUP_MEMBER. timeout (timedelta or seconds) bounds the
@@ -445,14 +459,15 @@ def new_subgroups(group_size=None, group=None, timeout=None, backend=None,  # no
     """Splits group (default: all ranks) into consecutive subgroups of group_size ranks, as
     torch: returns (this rank's subgroup, every subgroup), the latter holding
     GroupMember.NON_GROUP_MEMBER for the subgroups this rank is not in. group_size=None: the
-    ranks per machine (LOCAL_WORLD_SIZE, as weft.spawn, weftrun and torchrun set), where torch
-    counts CUDA devices. One collective over group (ranks outside it get (None, []))."""
+    ranks per machine (LOCAL_WORLD_SIZE, as weft.spawn, weftrun and torchrun set, or the
+    launcher's own: srun, mpirun, mpiexec), where torch counts CUDA devices. One collective over group (ranks outside it get (None, []))."""
     if group_size is None:
-        local = _os.environ.get("LOCAL_WORLD_SIZE")
-        if not local:
+        local = _weft.launch_info()["local_world_size"]
+        if local is None:
             raise ValueError("new_subgroups: group_size=None takes the number of ranks per "
-                             "machine from LOCAL_WORLD_SIZE, which is not set; pass group_size")
-        group_size = int(local)
+                             "machine from the launcher (LOCAL_WORLD_SIZE, or srun's, mpirun's "
+                             "or mpiexec's own variables), which did not set it; pass group_size")
+        group_size = local
     group_size = int(group_size)
     if group_size <= 0:
         raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")

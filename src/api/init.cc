@@ -114,6 +114,19 @@ void log_launch(const api::LaunchEnvironment& environment) {
 
 }  // namespace
 
+LaunchInfo launch_info() {
+  api::LaunchEnvironment environment = api::read_launch_environment();
+  LaunchInfo info;
+  info.launcher = api::to_string(environment.launcher);
+  info.rank = environment.rank.value_or(-1);
+  info.world_size = environment.world_size.value_or(-1);
+  info.local_rank = environment.local_rank.value_or(-1);
+  info.local_world_size = environment.local_world_size.value_or(-1);
+  info.master_addr = environment.master_addr.value_or("");
+  info.master_port = environment.master_port.value_or(-1);
+  return info;
+}
+
 std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
   api::LaunchEnvironment environment = api::read_launch_environment();
   core::WorldOptions world;

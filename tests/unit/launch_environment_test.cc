@@ -472,6 +472,38 @@ TEST(LaunchEnvironment, ReadsTheProcessEnvironment) {
   EXPECT_EQ(environment.master_port, api::port_of_job(7, 0));
 }
 
+// The public face of the same reading, for programs: weft::launch_info().
+TEST(LaunchInfo, SaysWhatTheLauncherSetAndNothingMore) {
+  ScopedEnvironment clean(kNoLauncher);
+  ScopedEnvironment slurm({{"SLURM_PROCID", "1"},
+                           {"SLURM_NTASKS", "2"},
+                           {"SLURM_STEP_NUM_TASKS", nullptr},
+                           {"SLURM_LOCALID", "1"},
+                           {"SLURM_NODEID", "0"},
+                           {"SLURM_STEP_TASKS_PER_NODE", "2"},
+                           {"SLURM_STEP_NODELIST", "localhost"},
+                           {"SLURM_JOB_ID", "7"},
+                           {"SLURM_STEP_ID", "0"},
+                           {"SLURMD_NODENAME", nullptr}});
+  weft::LaunchInfo info = weft::launch_info();
+  EXPECT_EQ(info.launcher, "Slurm");
+  EXPECT_EQ(info.rank, 1);
+  EXPECT_EQ(info.world_size, 2);
+  EXPECT_EQ(info.local_rank, 1);
+  EXPECT_EQ(info.local_world_size, 2);
+  EXPECT_EQ(info.master_addr, "localhost");
+  EXPECT_EQ(info.master_port, api::port_of_job(7, 0));
+}
+
+TEST(LaunchInfo, NothingSetIsMinusOneAndEmpty) {
+  ScopedEnvironment clean(kNoLauncher);
+  weft::LaunchInfo info = weft::launch_info();
+  EXPECT_EQ(info.rank, -1);
+  EXPECT_EQ(info.local_rank, -1);
+  EXPECT_EQ(info.master_addr, "");
+  EXPECT_EQ(info.master_port, -1);
+}
+
 TEST(LaunchEnvironment, InitRaisesTheLaunchersAdvice) {
   ScopedEnvironment clean(kNoLauncher);
   ScopedEnvironment open_mpi({{"OMPI_COMM_WORLD_RANK", "1"},
