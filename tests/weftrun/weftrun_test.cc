@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -770,6 +771,185 @@ TEST(Weftrun, PrintsTheRanksLastOpsWhenInterrupted) {
   EXPECT_TRUE(
       std::regex_search(err, std::regex(R"(3 all_reduce 8B running +\| 2 all_reduce 8B done)")))
       << err;
+}
+
+// --- mpirun and torchrun habits: -np, --timeout, --output-dir, --timestamp ----------------
+
+TEST(Weftrun, NpIsTheJobsTotalRanks) {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> flags;
+    std::string world_size;
+  };
+  std::vector<Case> cases = {
+      {{"-np", "4"}, "4"},
+      {{"-np=3"}, "3"},
+      {{"-np2"}, "2"},
+      {{"-np", "2", "--nproc_per_node", "2"}, "2"},  // both, agreeing
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.flags;
+    // The program's own -np is its own.
+    args.insert(args.end(), {"sh", "-c", "echo env $RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $0", "-np"});
+    Weftrun run(args, dir.path(), "np" + std::to_string(i++));
+    ASSERT_EQ(run.wait(10s), 0) << run.err();
+    std::set<int> ranks;
+    for (const std::string& line : lines_of(run.out())) {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(line, m, std::regex(R"(\[rank (\d)\] env (\d) (\d) (\d) -np)")))
+          << line;
+      EXPECT_EQ(m[1], m[2]);
+      EXPECT_EQ(m[3], c.world_size);
+      EXPECT_EQ(m[4], c.world_size);
+      ranks.insert(std::stoi(m[2]));
+    }
+    EXPECT_EQ(ranks.size(), static_cast<std::size_t>(std::stoi(c.world_size))) << c.flags[0];
+    EXPECT_EQ(*ranks.rbegin(), std::stoi(c.world_size) - 1);
+  }
+}
+
+TEST(Weftrun, NpSplitsOverNodesOrSaysWhyNot) {
+  TempDir dir;
+  const std::string port = std::to_string(free_port());
+  auto node = [&](const std::string& rank) {
+    return std::vector<std::string>{"-np",
+                                    "4",
+                                    "--nnodes",
+                                    "2",
+                                    "--node-rank",
+                                    rank,
+                                    "--master-port",
+                                    port,
+                                    "--no-prefix",
+                                    "sh",
+                                    "-c",
+                                    "echo $RANK $WORLD_SIZE $LOCAL_WORLD_SIZE"};
+  };
+  Weftrun node0(node("0"), dir.path(), "node0");
+  Weftrun node1(node("1"), dir.path(), "node1");
+  ASSERT_EQ(node0.wait(20s), 0) << node0.err();
+  ASSERT_EQ(node1.wait(20s), 0) << node1.err();
+  std::set<std::string> lines;
+  for (const auto& line : lines_of(node0.out() + node1.out())) lines.insert(line);
+  EXPECT_EQ(lines, (std::set<std::string>{"0 4 2", "1 4 2", "2 4 2", "3 4 2"}));
+
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"-np", "3", "--nnodes", "2", "true"},
+       "weftrun: -np 3 does not divide evenly over --nnodes 2"},
+      {{"-np", "4", "-n", "2", "true"}, "weftrun: -np 4 conflicts with --nproc-per-node 2"},
+      {{"--nnodes", "2", "--nproc_per_node", "3", "-np", "4", "true"},
+       "weftrun: -np 4 over --nnodes 2 is 2 ranks per node, which conflicts with "
+       "--nproc-per-node 3"},
+      {{"-np", "0", "true"}, "weftrun: --np: Value 0 not in range"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    Weftrun run(c.args, dir.path(), "bad" + std::to_string(i++));
+    EXPECT_EQ(run.wait(5s), 2);
+    EXPECT_EQ(run.err().rfind(c.message, 0), 0u) << run.err();
+    EXPECT_EQ(count_of(run.err(), "\n"), 1) << run.err();
+  }
+}
+
+TEST(Weftrun, TimeoutStopsTheJobAndExits124) {
+  TempDir dir;
+  std::string script = "echo $$ > " + sh_quote_dir(dir.path()) + "/pid.$RANK; exec sleep 30";
+  Weftrun run({"-n", "2", "--timeout", "1s", "sh", "-c", script}, dir.path());
+  EXPECT_EQ(run.wait(10s), 124) << run.err();
+  EXPECT_GT(run.seconds(), 0.9);
+  EXPECT_LT(run.seconds(), 4.0);
+  std::string err = run.err();
+  EXPECT_EQ(count_of(err,
+                     "weftrun: the job ran past its time limit (--timeout 1s); stopping "
+                     "the 2 ranks\n"),
+            1)
+      << err;
+  std::vector<pid_t> pids = rank_pids(dir.path());
+  EXPECT_EQ(pids.size(), 2u);
+  expect_all_gone(pids);
+}
+
+TEST(Weftrun, TimeoutLeavesAJobThatEndsInTimeAlone) {
+  TempDir dir;
+  Weftrun run({"-n", "2", "--timeout", "5m", "sh", "-c", "echo done"}, dir.path());
+  EXPECT_EQ(run.wait(10s), 0) << run.err();
+  EXPECT_EQ(run.err(), "");
+  for (const char* bad : {"0", "1.5", "-3", "5x", "m", "9000h"}) {
+    Weftrun rejected({"--timeout", bad, "true"}, dir.path(), "bad");
+    EXPECT_EQ(rejected.wait(5s), 2) << bad;
+    EXPECT_EQ(rejected.err().rfind("weftrun: --timeout: expects a duration", 0), 0u)
+        << rejected.err();
+  }
+}
+
+TEST(Weftrun, OutputDirHoldsEachRanksOwnOutputToo) {
+  TempDir dir;
+  fs::path out_dir = dir.path() / "logs" / "job";  // made by weftrun
+  for (const char* flag : {"", "--no-prefix"}) {
+    const std::string prefix = flag;
+    std::vector<std::string> args = {"-n", "2", "--output-dir", out_dir.string()};
+    if (!prefix.empty()) args.push_back(prefix);
+    args.insert(args.end(),
+                {"sh", "-c", "echo out$RANK; echo err$RANK >&2; echo more$RANK; printf end$RANK"});
+    Weftrun run(args, dir.path(), "run" + prefix);
+    ASSERT_EQ(run.wait(10s), 0) << run.err();
+    for (int r = 0; r < 2; ++r) {
+      std::string R = std::to_string(r);
+      fs::path rank_dir = out_dir / ("rank" + R);
+      EXPECT_EQ(read_file(rank_dir / "stdout"), "out" + R + "\nmore" + R + "\nend" + R)
+          << "the rank's bytes, unchanged";
+      EXPECT_EQ(read_file(rank_dir / "stderr"), "err" + R + "\n");
+      std::string shown = prefix.empty() ? "[rank " + R + "] " : "";
+      EXPECT_EQ(count_of(run.out(), shown + "out" + R + "\n"), 1) << run.out();
+      EXPECT_EQ(count_of(run.out(), shown + "end" + R + "\n"), 1) << run.out();
+      EXPECT_EQ(count_of(run.err(), shown + "err" + R + "\n"), 1) << run.err();
+    }
+  }
+  // A directory that cannot be made: one line, exit 1, no rank started.
+  std::ofstream(dir.path() / "plain") << "a file";
+  Weftrun bad({"--output-dir", (dir.path() / "plain").string(), "sh", "-c", "echo ran"}, dir.path(),
+              "bad");
+  EXPECT_EQ(bad.wait(10s), 1) << bad.err();
+  EXPECT_EQ(bad.err().rfind("weftrun: cannot create ", 0), 0u) << bad.err();
+  EXPECT_EQ(count_of(bad.err(), "\n"), 1) << bad.err();
+  EXPECT_EQ(bad.out(), "");
+}
+
+TEST(Weftrun, TimestampGoesInFrontOfEveryLine) {
+  TempDir dir;
+  Weftrun run({"-n", "2", "--timestamp", "sh", "-c", "echo out$RANK; echo err$RANK >&2"},
+              dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  const std::regex stamped(
+      R"(\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[rank (\d)\] (out|err)\1)");
+  std::vector<std::string> out = lines_of(run.out());
+  std::vector<std::string> err = lines_of(run.err());
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(err.size(), 2u);
+  for (const std::string& line : out) EXPECT_TRUE(std::regex_match(line, stamped)) << line;
+  for (const std::string& line : err) EXPECT_TRUE(std::regex_match(line, stamped)) << line;
+  // The wall clock in local time: today's date (or yesterday's, just after midnight).
+  auto local_date = [](std::time_t when) {
+    char date[16];
+    std::tm local{};
+    ::localtime_r(&when, &local);
+    std::strftime(date, sizeof date, "%Y-%m-%d", &local);
+    return std::string("[") + date;
+  };
+  std::time_t now = std::time(nullptr);
+  std::string first = run.out().substr(0, 11);
+  EXPECT_TRUE(first == local_date(now) || first == local_date(now - 60)) << run.out();
+
+  Weftrun bare({"--timestamp", "--no-prefix", "echo", "hello"}, dir.path(), "bare");
+  ASSERT_EQ(bare.wait(10s), 0) << bare.err();
+  EXPECT_TRUE(std::regex_match(bare.out(),
+                               std::regex(R"(\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] hello\n)")))
+      << bare.out();
 }
 
 int main(int argc, char** argv) {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 
@@ -25,7 +26,11 @@ constexpr const char* kDescription =
 constexpr const char* kExitStatus =
     "exit status: 0 when every rank exits 0; the first failed rank's exit code (128 + signal\n"
     "for a rank killed by a signal); 128 + signal when weftrun itself is interrupted;\n"
-    "127 when the program cannot be run; 2 for a usage error; 1 for other launcher errors.";
+    "124 when the job ran past --timeout; 127 when the program cannot be run; 2 for a usage\n"
+    "error; 1 for other launcher errors.";
+
+// The largest --timeout, a year: far beyond any job, and far from overflowing a clock.
+constexpr long long kMaxTimeLimitSeconds = 8760LL * 3600;
 
 // torchrun spells its flags both --nproc-per-node and --nproc_per_node. CLI11 matches names
 // exactly (its ignore_underscore() drops underscores instead of reading them as dashes), so
@@ -56,6 +61,7 @@ class LaunchHelpFormatter : public CLI::Formatter {
     std::istringstream list(CLI::Formatter::make_option_name(option, positional));
     for (std::string name; std::getline(list, name, ',');) {
       if (name.find('_') != std::string::npos) continue;
+      if (name == "--np") name = "-np";  // how mpirun users write it (see with_np_rewritten)
       shown += (shown.empty() ? "" : ", ") + name;
     }
     return shown;
@@ -65,6 +71,17 @@ class LaunchHelpFormatter : public CLI::Formatter {
 CLI::Validator non_empty(const std::string& what) {
   return CLI::Validator(
       [what](const std::string& value) { return value.empty() ? "expects " + what : ""; }, "");
+}
+
+CLI::Validator duration() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        return parse_duration(value) ? ""
+                                     : "expects a duration such as 90, 90s, 5m or 2h (at most "
+                                       "8760h), got '" +
+                                           value + "'";
+      },
+      "");
 }
 
 // The whole command line description; every value lands in `options`.
@@ -86,6 +103,12 @@ std::unique_ptr<CLI::App> make_parser(LaunchOptions& options) {
   };
   add("-n,--nproc-per-node", options.nproc_per_node, "N", "ranks to start on this node (default 1)")
       ->check(within(1, 4096));
+  // mpirun's -np: one dash, two letters, which CLI11 cannot name; parse_launch_options()
+  // hands it over as --np.
+  add("--np", options.total_ranks, "N",
+      "ranks in the whole job, as mpirun's -np: N / nnodes on\n"
+      "each node (N must divide evenly)")
+      ->check(within(1, INT_MAX / 2));
   add("--nnodes", options.nnodes, "N", "nodes in the job (default 1)")->check(within(1, 65536));
   add("--node-rank", options.node_rank, "R", "this node's rank in [0, nnodes) (default 0)")
       ->check(within(0, 65535));
@@ -103,6 +126,17 @@ std::unique_ptr<CLI::App> make_parser(LaunchOptions& options) {
   add("--join-timeout", options.join_timeout_seconds, "SECONDS",
       "how long nodes wait for each other at start (default 300)")
       ->check(within(1, 86400));
+  add("--timeout", options.time_limit_text, "DURATION",
+      "stop the job after this long, as on a failure, and exit\n"
+      "124 (90, 90s, 5m, 2h; default: no limit)")
+      ->check(duration());
+  add("--output-dir", options.output_dir, "DIR",
+      "also write rank R's stdout and stderr to\n"
+      "DIR/rank<R>/stdout and DIR/rank<R>/stderr")
+      ->check(non_empty("a directory"));
+  app->add_flag_callback(
+      with_torchrun_spellings("--timestamp"), [&options] { options.timestamp = true; },
+      "put the wall-clock time in front of every output line");
   app->add_flag_callback(
       with_torchrun_spellings("--no-prefix"), [&options] { options.prefix_output = false; },
       "do not prefix output lines with \"[rank R] \"");
@@ -126,6 +160,52 @@ std::vector<std::string> take_command(const std::vector<std::string>& remaining)
   return {first, remaining.end()};
 }
 
+// mpirun's -np is a one-dash flag of two letters, which CLI11 would read as -n with the value
+// "p". Among weftrun's own flags (not in the program's arguments) it becomes --np: "-np 4",
+// "-np=4" and "-np4" all work. Which later words are flag values comes from the parser itself.
+std::vector<std::string> with_np_rewritten(const CLI::App& app, std::vector<std::string> args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string& arg = args[i];
+    if (arg == "--" || arg.size() < 2 || arg[0] != '-') break;  // the program starts here
+    if (arg == "-np" || arg.rfind("-np=", 0) == 0) {
+      arg.insert(0, "-");
+    } else if (arg.size() > 3 && arg.rfind("-np", 0) == 0 &&
+               arg.find_first_not_of("0123456789", 3) == std::string::npos) {
+      arg = "--np=" + arg.substr(3);
+    }
+    if (arg.find('=') != std::string::npos) continue;         // --flag=value
+    if (arg.rfind("--", 0) != 0 && arg.size() > 2) continue;  // -n4
+    const CLI::Option* option = app.get_option_no_throw(arg);
+    if (option != nullptr && option->get_items_expected_min() > 0) ++i;  // skip its value
+  }
+  return args;
+}
+
+// -np N is the whole job's ranks; -n / --nproc-per-node this node's. Either may be given, or
+// both when they agree.
+void apply_total_ranks(LaunchOptions& options, bool per_node_given) {
+  if (options.total_ranks == 0) return;
+  const std::string np = "-np " + std::to_string(options.total_ranks);
+  const std::string nnodes = "--nnodes " + std::to_string(options.nnodes);
+  if (options.total_ranks % options.nnodes != 0) {
+    throw UsageError(np + " does not divide evenly over " + nnodes +
+                     " (-np is the job's total number of ranks)");
+  }
+  const int per_node = options.total_ranks / options.nnodes;
+  if (per_node_given && per_node != options.nproc_per_node) {
+    std::string per_node_text =
+        options.nnodes > 1
+            ? " over " + nnodes + " is " + std::to_string(per_node) + " ranks per node, which"
+            : "";
+    throw UsageError(np + per_node_text + " conflicts with --nproc-per-node " +
+                     std::to_string(options.nproc_per_node));
+  }
+  if (per_node > 4096) {
+    throw UsageError(np + " is " + std::to_string(per_node) + " ranks per node, more than 4096");
+  }
+  options.nproc_per_node = per_node;
+}
+
 void check_layout(const LaunchOptions& options) {
   if (options.node_rank >= options.nnodes) {
     throw UsageError("--node-rank " + std::to_string(options.node_rank) +
@@ -138,6 +218,22 @@ void check_layout(const LaunchOptions& options) {
 
 }  // namespace
 
+std::optional<std::chrono::seconds> parse_duration(const std::string& text) {
+  std::string digits = text;
+  long long unit = 1;
+  if (!digits.empty() && (digits.back() == 's' || digits.back() == 'm' || digits.back() == 'h')) {
+    unit = digits.back() == 'h' ? 3600 : digits.back() == 'm' ? 60 : 1;
+    digits.pop_back();
+  }
+  if (digits.empty() || digits.size() > 9 || digits[0] == '-' ||
+      !cli::not_decimal(digits).empty()) {
+    return std::nullopt;
+  }
+  long long seconds = std::atoll(digits.c_str()) * unit;
+  if (seconds < 1 || seconds > kMaxTimeLimitSeconds) return std::nullopt;
+  return std::chrono::seconds(seconds);
+}
+
 std::string usage_text() {
   LaunchOptions unused;
   return make_parser(unused)->help();
@@ -148,7 +244,8 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   std::unique_ptr<CLI::App> app = make_parser(options);
   try {
     // CLI11 takes the arguments last first.
-    app->parse(std::vector<std::string>(args.rbegin(), args.rend()));
+    std::vector<std::string> words = with_np_rewritten(*app, args);
+    app->parse(std::vector<std::string>(words.rbegin(), words.rend()));
   } catch (const CLI::CallForHelp&) {
     options.show_help = true;
     return options;
@@ -157,8 +254,11 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   }
   options.master_given = app->count("--master-addr") > 0 || app->count("--master-port") > 0;
   parse_bind_policy(options.bind);
+  if (!options.time_limit_text.empty())
+    options.time_limit = parse_duration(options.time_limit_text);
   options.command = take_command(app->remaining());
   if (options.command.empty()) throw UsageError("no program given");
+  apply_total_ranks(options, app->count("--nproc-per-node") > 0);
   check_layout(options);
   return options;
 }

@@ -6,6 +6,8 @@
 // concerns.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,7 +15,9 @@
 namespace weft::run {
 
 struct LaunchOptions {
+  // Ranks on this node: -n / --nproc-per-node, or -np (the job's total) / --nnodes.
   int nproc_per_node = 1;
+  int total_ranks = 0;  // -np, the whole job's ranks; 0 when not given
   int nnodes = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
@@ -25,6 +29,12 @@ struct LaunchOptions {
   bool prefix_output = true;
   std::string bind = "spread";     // --bind: spread or none (core_binding.h)
   int join_timeout_seconds = 300;  // how long nodes wait for each other at start-up
+  // --timeout: the job's time limit on each node, counted from when the ranks start; and the
+  // flag's value as written, for the line printed when it expires.
+  std::optional<std::chrono::seconds> time_limit;
+  std::string time_limit_text;
+  std::string output_dir;  // --output-dir: also write rank R's output to DIR/rank<R>/std{out,err}
+  bool timestamp = false;  // --timestamp: a wall-clock time in front of every forwarded line
   bool show_help = false;
   std::vector<std::string> command;  // program and its arguments
 };
@@ -36,6 +46,10 @@ class UsageError : public std::runtime_error {
 
 // args excludes argv[0]. Throws UsageError.
 LaunchOptions parse_launch_options(const std::vector<std::string>& args);
+
+// "90", "90s", "5m", "2h": a whole, positive number of seconds (no suffix or s), minutes or
+// hours, at most 8760h; nullopt for anything else.
+std::optional<std::chrono::seconds> parse_duration(const std::string& text);
 
 // The --help text.
 std::string usage_text();

@@ -1,9 +1,12 @@
 #include "line_prefixer.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 
 namespace weft::run {
 
@@ -20,21 +23,40 @@ bool write_fully(int fd, const char* data, std::size_t size) {
   return true;
 }
 
+std::string wall_clock_stamp() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  tm local{};
+  ::localtime_r(&now.tv_sec, &local);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &local);
+  char stamp[80];
+  std::snprintf(stamp, sizeof stamp, "[%s.%03d] ", date, static_cast<int>(now.tv_nsec / 1'000'000));
+  return stamp;
+}
+
 void print_launcher_line(const std::string& text) {
   std::string line = "weftrun: " + text + "\n";
   write_fully(2, line.data(), line.size());
 }
 
 void LinePrefixer::append_line(const char* line, std::size_t size, bool add_newline) {
+  scratch_.append(stamp_);
   scratch_.append(prefix_);
   scratch_.append(line, size);
   if (add_newline) scratch_.push_back('\n');
+}
+
+void LinePrefixer::stamp_now() {
+  // One reading of the clock per chunk: its lines arrived together.
+  if (timestamp_) stamp_ = wall_clock_stamp();
 }
 
 void LinePrefixer::feed(const char* data, std::size_t size) {
   // Every complete line of this chunk goes out in one write: fewer system calls, and still
   // only whole lines, so nothing interleaves with other ranks' lines.
   scratch_.clear();
+  stamp_now();
   const char* end = data + size;
   while (data < end) {
     const void* found = std::memchr(data, '\n', static_cast<std::size_t>(end - data));
@@ -64,6 +86,7 @@ void LinePrefixer::feed(const char* data, std::size_t size) {
 void LinePrefixer::finish() {
   if (partial_.empty()) return;
   scratch_.clear();
+  stamp_now();
   append_line(partial_.data(), partial_.size(), true);
   partial_.clear();
   write_fully(out_fd_, scratch_.data(), scratch_.size());

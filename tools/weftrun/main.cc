@@ -148,6 +148,10 @@ int launch(const LaunchOptions& options) {
   supervisor_options.command = options.command;
   supervisor_options.prefix_output = options.prefix_output;
   supervisor_options.bind = options.bind;
+  supervisor_options.timestamp = options.timestamp;
+  supervisor_options.output_dir = options.output_dir;
+  supervisor_options.time_limit = options.time_limit;
+  supervisor_options.time_limit_text = options.time_limit_text;
   RankSupervisor supervisor(supervisor_options, layout, signals, rendezvous.get());
   SupervisorResult result = supervisor.run();
   if (result.exit_code != 0 || result.failure) print_flight_table(flight, layout);

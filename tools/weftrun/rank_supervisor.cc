@@ -1,5 +1,6 @@
 #include "rank_supervisor.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -7,6 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
 
 #include "core_binding.h"
 #include "weft/error.h"
@@ -32,6 +36,26 @@ std::string ranks_phrase(int count, const char* adjective) {
          " ranks";
 }
 
+// A file a rank's stream is copied to; closed with the Rank.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::filesystem::path& path)
+      : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) {
+      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+    }
+  }
+  ~OutputFile() { ::close(fd_); }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  // NOTE(weftrun-output-dir): a failed write (disk full) is dropped like a closed terminal;
+  // the job keeps running.
+  void write(const char* data, std::size_t size) { write_fully(fd_, data, size); }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 struct RankSupervisor::Rank {
@@ -40,6 +64,8 @@ struct RankSupervisor::Rank {
   std::unique_ptr<ChildProcess> child;
   std::unique_ptr<LinePrefixer> out;
   std::unique_ptr<LinePrefixer> err;
+  std::unique_ptr<OutputFile> out_file;  // with an output directory only
+  std::unique_ptr<OutputFile> err_file;
 };
 
 RankSupervisor::RankSupervisor(SupervisorOptions options, JobLayout layout, SignalRelay& signals,
@@ -51,27 +77,38 @@ RankSupervisor::RankSupervisor(SupervisorOptions options, JobLayout layout, Sign
 
 RankSupervisor::~RankSupervisor() = default;
 
+void RankSupervisor::open_output_files() {
+  if (options_.output_dir.empty()) return;
+  for (auto& rank : ranks_) {
+    std::filesystem::path dir =
+        std::filesystem::path(options_.output_dir) / ("rank" + std::to_string(rank->global_rank));
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    if (error) {
+      throw std::runtime_error("cannot create " + dir.string() + " for rank " +
+                               std::to_string(rank->global_rank) + "'s output: " + error.message());
+    }
+    rank->out_file = std::make_unique<OutputFile>(dir / "stdout");
+    rank->err_file = std::make_unique<OutputFile>(dir / "stderr");
+  }
+}
+
 void RankSupervisor::spawn_all() {
   auto slices =
       bind_slices(parse_bind_policy(options_.bind), layout_.nproc_per_node, available_cpus());
-  for (int local = 0; local < layout_.nproc_per_node; ++local) {
-    auto rank = std::make_unique<Rank>();
-    rank->local_rank = local;
-    rank->global_rank = layout_.global_rank(local);
+  for (auto& rank : ranks_) {
+    const int local = rank->local_rank;
     SpawnSpec spec;
     spec.argv = options_.command;
     spec.environment = rank_environment(layout_, local, environ);
-    spec.capture_output = options_.prefix_output;
+    spec.capture_output =
+        options_.prefix_output || options_.timestamp || !options_.output_dir.empty();
     // NOTE(weftrun-stdin): every rank reads /dev/null. Ranks run in their own process groups,
     // so one reading the terminal would be stopped with SIGTTIN.
     spec.inherit_stdin = false;
     spec.cpus = slices[local];
     spec.orphan_guard = orphan_guard_.get();
     rank->child = std::make_unique<ChildProcess>(ChildProcess::spawn(spec));
-    std::string prefix = "[rank " + std::to_string(rank->global_rank) + "] ";
-    rank->out = std::make_unique<LinePrefixer>(prefix, 1);
-    rank->err = std::make_unique<LinePrefixer>(prefix, 2);
-    ranks_.push_back(std::move(rank));
   }
 }
 
@@ -83,12 +120,14 @@ int RankSupervisor::running_count() const {
 void RankSupervisor::pump_output(Rank& rank, int fd, bool drain) {
   bool is_out = fd == rank.child->stdout_fd();
   LinePrefixer& prefixer = is_out ? *rank.out : *rank.err;
+  OutputFile* file = is_out ? rank.out_file.get() : rank.err_file.get();
   char buffer[kReadChunk];
   std::size_t total = 0;
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n > 0) {
       prefixer.feed(buffer, static_cast<std::size_t>(n));
+      if (file != nullptr) file->write(buffer, static_cast<std::size_t>(n));
       total += static_cast<std::size_t>(n);
       // One chunk per wake-up keeps a chatty rank from starving the others.
       if (!drain || total >= kDrainLimit) return;
@@ -191,6 +230,25 @@ void RankSupervisor::check_job_failure() {
   begin_stop(options_.failure_grace, SIGTERM);
 }
 
+void RankSupervisor::on_time_limit() {
+  int running = running_count();
+  std::string what = "the job ran past its time limit (--timeout " + options_.time_limit_text +
+                     (layout_.nnodes > 1 ? ", node " + std::to_string(layout_.node_rank) : "") +
+                     ")";
+  print_launcher_line(what + "; stopping " + ranks_phrase(running, ""));
+  result_.exit_code = kTimeLimitExitCode;
+  result_.failure = JobFailure{kTimeLimitExitCode, what};
+  result_.failed_here = true;
+  if (rendezvous_ != nullptr) {
+    try {
+      rendezvous_->publish_failure(*result_.failure);
+    } catch (const std::exception&) {
+      // The store is gone; the other nodes notice that on their own.
+    }
+  }
+  begin_stop(options_.failure_grace, SIGTERM);
+}
+
 void RankSupervisor::begin_stop(std::chrono::milliseconds grace, int signo) {
   stopping_ = true;
   kill_at_ = Clock::now() + grace;
@@ -222,16 +280,35 @@ int RankSupervisor::poll_timeout_ms() const {
     timeout = std::min(
         timeout, std::chrono::duration_cast<std::chrono::milliseconds>(next_store_poll_ - now));
   }
+  if (time_limit_at_ && !stopping_) {
+    timeout = std::min(
+        timeout, std::chrono::duration_cast<std::chrono::milliseconds>(*time_limit_at_ - now));
+  }
   return static_cast<int>(std::max<std::chrono::milliseconds::rep>(timeout.count() + 1, 0));
 }
 
 SupervisorResult RankSupervisor::run() {
   next_store_poll_ = Clock::now() + options_.store_poll_interval;
   // weftrun dying of a signal it cannot catch is still weftrun stopped by a signal: same grace.
+  for (int local = 0; local < layout_.nproc_per_node; ++local) {
+    auto rank = std::make_unique<Rank>();
+    rank->local_rank = local;
+    rank->global_rank = layout_.global_rank(local);
+    std::string prefix =
+        options_.prefix_output ? "[rank " + std::to_string(rank->global_rank) + "] " : "";
+    rank->out = std::make_unique<LinePrefixer>(prefix, 1, options_.timestamp);
+    rank->err = std::make_unique<LinePrefixer>(prefix, 2, options_.timestamp);
+    ranks_.push_back(std::move(rank));
+  }
+  // Before any rank starts: a directory that cannot be written stops the launch (exit 1).
+  open_output_files();
   orphan_guard_ = std::make_unique<OrphanGuard>(layout_.nproc_per_node, options_.signal_grace);
+  if (options_.time_limit) time_limit_at_ = Clock::now() + *options_.time_limit;
   try {
     spawn_all();
   } catch (const SpawnError& error) {
+    // The ranks after the one that could not start never will.
+    std::erase_if(ranks_, [](const auto& rank) { return rank->child == nullptr; });
     print_launcher_line(error.what());
     result_.exit_code = 127;
     result_.failure = JobFailure{
@@ -279,6 +356,7 @@ SupervisorResult RankSupervisor::run() {
     }
     if (rendezvous_ != nullptr && !stopping_ && Clock::now() >= next_store_poll_)
       check_job_failure();
+    if (time_limit_at_ && !stopping_ && Clock::now() >= *time_limit_at_) on_time_limit();
     finish_stop_if_due();
   }
 

@@ -1,6 +1,9 @@
 // RankSupervisor — starts this node's ranks and watches them until all have ended: forwards
 // their output line by line with a "[rank R] " prefix, stops every rank when one fails or when
 // weftrun is told to stop, and (for a job that spans nodes) watches the job's failure key.
+// With an output directory, each rank's bytes also go, unchanged, to DIR/rank<R>/stdout and
+// DIR/rank<R>/stderr. With a time limit, the job is stopped as on a failure when it expires
+// (exit code kTimeLimitExitCode).
 //
 // Stopping: SIGTERM to every remaining rank's process group, SIGKILL after a grace period
 // (3 s after a failure, 5 s after SIGINT/SIGTERM to weftrun; a second SIGINT/SIGTERM kills at
@@ -26,10 +29,17 @@
 
 namespace weft::run {
 
+// The exit code of a job stopped by its time limit, as timeout(1)'s.
+constexpr int kTimeLimitExitCode = 124;
+
 struct SupervisorOptions {
   std::vector<std::string> command;
   bool prefix_output = true;
-  std::string bind = "spread";  // core_binding.h
+  bool timestamp = false;  // the wall-clock time in front of each forwarded line
+  std::string output_dir;  // empty: the ranks' output goes to the terminal only
+  std::optional<std::chrono::seconds> time_limit;  // counted from the ranks' start
+  std::string time_limit_text;                     // as the user wrote it, for the message
+  std::string bind = "spread";                     // core_binding.h
   std::chrono::milliseconds failure_grace{3000};
   std::chrono::milliseconds signal_grace{5000};
   std::chrono::milliseconds store_poll_interval{200};
@@ -60,6 +70,8 @@ class RankSupervisor {
   void on_rank_exit(Rank& rank);
   void on_signal(int signo);
   void check_job_failure();
+  void on_time_limit();
+  void open_output_files();
   void begin_stop(std::chrono::milliseconds grace, int signo);
   void finish_stop_if_due();
   int running_count() const;
@@ -79,6 +91,7 @@ class RankSupervisor {
   bool killed_ = false;
   Clock::time_point kill_at_{};
   Clock::time_point next_store_poll_{};
+  std::optional<Clock::time_point> time_limit_at_;
 };
 
 }  // namespace weft::run
