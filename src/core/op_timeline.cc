@@ -25,30 +25,26 @@ int open_spill_file(const std::string& dir) {
   return fd;
 }
 
-bool write_fully(int fd, const void* data, std::size_t size, off_t offset) {
-  const char* bytes = static_cast<const char*>(data);
+// pwrite or pread until all of [data, data + size) went through.
+template <typename Transfer, typename Bytes>
+bool transfer_fully(Transfer transfer, int fd, Bytes* data, std::size_t size, off_t offset) {
   while (size > 0) {
-    ssize_t n = ::pwrite(fd, bytes, size, offset);
+    ssize_t n = transfer(fd, data, size, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    bytes += n;
+    data += n;
     size -= static_cast<std::size_t>(n);
     offset += n;
   }
   return true;
 }
 
+bool write_fully(int fd, const void* data, std::size_t size, off_t offset) {
+  return transfer_fully(::pwrite, fd, static_cast<const char*>(data), size, offset);
+}
+
 bool read_fully(int fd, void* data, std::size_t size, off_t offset) {
-  char* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::pread(fd, bytes, size, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes += n;
-    size -= static_cast<std::size_t>(n);
-    offset += n;
-  }
-  return true;
+  return transfer_fully(::pread, fd, static_cast<char*>(data), size, offset);
 }
 
 }  // namespace

@@ -452,18 +452,22 @@ std::initializer_list<std::pair<const char*, const char*>> kNoLauncher = {
     {"SLURM_PROCID", nullptr},
     {"TORCHELASTIC_USE_AGENT_STORE", nullptr}};
 
+// srun's variables for rank 1 of a 2-task step on one node.
+std::initializer_list<std::pair<const char*, const char*>> kSlurmRank1Of2OnOneNode = {
+    {"SLURM_PROCID", "1"},
+    {"SLURM_NTASKS", "2"},
+    {"SLURM_STEP_NUM_TASKS", nullptr},
+    {"SLURM_LOCALID", "1"},
+    {"SLURM_NODEID", "0"},
+    {"SLURM_STEP_TASKS_PER_NODE", "2"},
+    {"SLURM_STEP_NODELIST", "localhost"},
+    {"SLURM_JOB_ID", "7"},
+    {"SLURM_STEP_ID", "0"},
+    {"SLURMD_NODENAME", nullptr}};
+
 TEST(LaunchEnvironment, ReadsTheProcessEnvironment) {
   ScopedEnvironment clean(kNoLauncher);
-  ScopedEnvironment slurm({{"SLURM_PROCID", "1"},
-                           {"SLURM_NTASKS", "2"},
-                           {"SLURM_STEP_NUM_TASKS", nullptr},
-                           {"SLURM_LOCALID", "1"},
-                           {"SLURM_NODEID", "0"},
-                           {"SLURM_STEP_TASKS_PER_NODE", "2"},
-                           {"SLURM_STEP_NODELIST", "localhost"},
-                           {"SLURM_JOB_ID", "7"},
-                           {"SLURM_STEP_ID", "0"},
-                           {"SLURMD_NODENAME", nullptr}});
+  ScopedEnvironment slurm(kSlurmRank1Of2OnOneNode);
   LaunchEnvironment environment = api::read_launch_environment();
   EXPECT_EQ(environment.launcher, Launcher::kSlurm);
   EXPECT_EQ(environment.rank, 1);
@@ -475,16 +479,7 @@ TEST(LaunchEnvironment, ReadsTheProcessEnvironment) {
 // The public face of the same reading, for programs: weft::launch_info().
 TEST(LaunchInfo, SaysWhatTheLauncherSetAndNothingMore) {
   ScopedEnvironment clean(kNoLauncher);
-  ScopedEnvironment slurm({{"SLURM_PROCID", "1"},
-                           {"SLURM_NTASKS", "2"},
-                           {"SLURM_STEP_NUM_TASKS", nullptr},
-                           {"SLURM_LOCALID", "1"},
-                           {"SLURM_NODEID", "0"},
-                           {"SLURM_STEP_TASKS_PER_NODE", "2"},
-                           {"SLURM_STEP_NODELIST", "localhost"},
-                           {"SLURM_JOB_ID", "7"},
-                           {"SLURM_STEP_ID", "0"},
-                           {"SLURMD_NODENAME", nullptr}});
+  ScopedEnvironment slurm(kSlurmRank1Of2OnOneNode);
   weft::LaunchInfo info = weft::launch_info();
   EXPECT_EQ(info.launcher, "Slurm");
   EXPECT_EQ(info.rank, 1);

@@ -166,16 +166,7 @@ void RankSupervisor::on_rank_exit(Rank& rank) {
       std::to_string(rank.child->pid()) + ") " + describe_wait_status(status);
   int others = running_count();
   print_launcher_line(what + (others > 0 ? "; stopping " + ranks_phrase(others, "other") : ""));
-  result_.exit_code = exit_code_of(status);
-  result_.failure = JobFailure{result_.exit_code, what};
-  result_.failed_here = true;
-  if (rendezvous_ != nullptr) {
-    try {
-      rendezvous_->publish_failure(*result_.failure);
-    } catch (const std::exception& error) {
-      print_launcher_line(std::string("cannot tell the other nodes: ") + error.what());
-    }
-  }
+  fail_here(JobFailure{exit_code_of(status), what});
   begin_stop(options_.failure_grace, SIGTERM);
 }
 
@@ -194,21 +185,12 @@ void RankSupervisor::on_signal(int signo) {
     return;
   }
   result_.signal = signo;
-  result_.exit_code = 128 + signo;
   std::string what = (layout_.nnodes > 1 ? "weftrun of node " + std::to_string(layout_.node_rank)
                                          : std::string("weftrun")) +
                      " received " + signal_name(signo);
-  result_.failure = JobFailure{result_.exit_code, what};
-  result_.failed_here = true;
   print_launcher_line("received " + signal_name(signo) + "; forwarding it to " +
                       ranks_phrase(running, ""));
-  if (rendezvous_ != nullptr) {
-    try {
-      rendezvous_->publish_failure(*result_.failure);
-    } catch (const std::exception&) {
-      // The store is gone; the other nodes notice that on their own.
-    }
-  }
+  fail_here(JobFailure{128 + signo, what});
   begin_stop(options_.signal_grace, signo);
 }
 
@@ -236,17 +218,21 @@ void RankSupervisor::on_time_limit() {
                      (layout_.nnodes > 1 ? ", node " + std::to_string(layout_.node_rank) : "") +
                      ")";
   print_launcher_line(what + "; stopping " + ranks_phrase(running, ""));
-  result_.exit_code = kTimeLimitExitCode;
-  result_.failure = JobFailure{kTimeLimitExitCode, what};
-  result_.failed_here = true;
-  if (rendezvous_ != nullptr) {
-    try {
-      rendezvous_->publish_failure(*result_.failure);
-    } catch (const std::exception&) {
-      // The store is gone; the other nodes notice that on their own.
-    }
-  }
+  fail_here(JobFailure{kTimeLimitExitCode, what});
   begin_stop(options_.failure_grace, SIGTERM);
+}
+
+void RankSupervisor::fail_here(JobFailure failure) {
+  result_.exit_code = failure.exit_code;
+  result_.failure = std::move(failure);
+  result_.failed_here = true;
+  if (rendezvous_ == nullptr) return;
+  try {
+    rendezvous_->publish_failure(*result_.failure);
+  } catch (const std::exception& error) {
+    // The other nodes still notice this node's ranks going, only later.
+    print_launcher_line(std::string("cannot tell the other nodes: ") + error.what());
+  }
 }
 
 void RankSupervisor::begin_stop(std::chrono::milliseconds grace, int signo) {
@@ -310,16 +296,8 @@ SupervisorResult RankSupervisor::run() {
     // The ranks after the one that could not start never will.
     std::erase_if(ranks_, [](const auto& rank) { return rank->child == nullptr; });
     print_launcher_line(error.what());
-    result_.exit_code = 127;
-    result_.failure = JobFailure{
-        127, std::string("node ") + std::to_string(layout_.node_rank) + ": " + error.what()};
-    result_.failed_here = true;
-    if (rendezvous_ != nullptr) {
-      try {
-        rendezvous_->publish_failure(*result_.failure);
-      } catch (const std::exception&) {
-      }
-    }
+    fail_here(JobFailure{
+        127, std::string("node ") + std::to_string(layout_.node_rank) + ": " + error.what()});
     begin_stop(options_.failure_grace, SIGTERM);
   }
 

@@ -72,6 +72,9 @@ class RankSupervisor {
   void check_job_failure();
   void on_time_limit();
   void open_output_files();
+  // The job fails because of something on this node: records it as the result and tells the
+  // other nodes through the job's store.
+  void fail_here(JobFailure failure);
   void begin_stop(std::chrono::milliseconds grace, int signo);
   void finish_stop_if_due();
   int running_count() const;
