@@ -22,8 +22,10 @@ const std::vector<SettingSpec>& all_settings() {
        "Deadline of every wait (rendezvous, connection, operation) unless the group or the "
        "operation sets its own. Seconds, or with a unit: 250ms, 30s, 5m."},
       {"WEFT_SOCKET_IFNAME", SettingType::kString, "", "",
-       "Network interface whose address ranks listen on (e.g. eth0, lo). Empty: the interface "
-       "of the route to MASTER_ADDR."},
+       "Network interface whose address ranks listen on, NCCL_SOCKET_IFNAME's syntax: a comma "
+       "list of name prefixes (eth,ib), exact names after = (=eth0), exclusions after ^ "
+       "(^docker,lo; ^=docker0). Several matching: the list's order, then the kernel's; the "
+       "choice is logged at INFO. Empty: the interface of the route to MASTER_ADDR."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
        "Secret shared by the ranks of one job; connections presenting another token are "
        "refused. weftrun sets it. Empty: rank 0 makes one and shares it through the store."},

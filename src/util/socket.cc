@@ -12,8 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <vector>
 
+#include "util/interface_filter.h"
+#include "util/log.h"
 #include "weft/error.h"
 
 namespace weft::util {
@@ -138,23 +142,40 @@ SocketAddress local_address_towards(const std::string& host) {
   return local;
 }
 
-SocketAddress interface_address(const std::string& ifname) {
+SocketAddress interface_address(const std::string& spec) {
+  InterfaceFilter filter = InterfaceFilter::parse(spec);
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) throw_system_error("getifaddrs", errno);
+  std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owner(list, freeifaddrs);
+  auto has_ip = [](const ifaddrs* it) {
+    return it->ifa_addr &&
+           (it->ifa_addr->sa_family == AF_INET || it->ifa_addr->sa_family == AF_INET6);
+  };
+  // The kernel's order: each interface where its first IP address is listed.
+  std::vector<std::string> names;
+  for (ifaddrs* it = list; it; it = it->ifa_next) {
+    if (has_ip(it) && std::find(names.begin(), names.end(), it->ifa_name) == names.end()) {
+      names.emplace_back(it->ifa_name);
+    }
+  }
+  std::vector<std::string> matching = filter.select(names);
+  std::string chosen = filter.choose(names);
   SocketAddress found;
   for (int want : {AF_INET, AF_INET6}) {
     for (ifaddrs* it = list; it && found.length == 0; it = it->ifa_next) {
-      if (!it->ifa_addr || ifname != it->ifa_name || it->ifa_addr->sa_family != want) continue;
+      if (!has_ip(it) || chosen != it->ifa_name || it->ifa_addr->sa_family != want) continue;
       found.length = want == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
       std::memcpy(&found.storage, it->ifa_addr, found.length);
     }
   }
-  freeifaddrs(list);
-  if (found.length == 0) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "WEFT_SOCKET_IFNAME='" + ifname + "': no such interface with an IP address");
-  }
   found.set_port(0);
+  log_info(Subsys::kTransport, [&] {
+    std::string all;
+    for (const std::string& name : matching) all += (all.empty() ? "" : ", ") + name;
+    return filter.describe() + ": listening on " + chosen + " (" + found.host() +
+           "), the first of the matching interfaces " + all +
+           (filter.excludes() ? " (the kernel's order)" : " (the list's order, then the kernel's)");
+  });
   return found;
 }
 

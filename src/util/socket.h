@@ -63,8 +63,11 @@ std::pair<std::string, int> split_host_port(const std::string& text, const std::
 
 // The local address the kernel would use to reach `host` (a UDP connect, no packet sent).
 SocketAddress local_address_towards(const std::string& host);
-// The first address of interface `ifname` (IPv4 first); throws kInvalidArgument if none.
-SocketAddress interface_address(const std::string& ifname);
+// The first address (IPv4 first) of the interface that WEFT_SOCKET_IFNAME's value `spec` chooses
+// (NCCL's syntax and the choice order: util/interface_filter.h) among the interfaces with an IP
+// address, logged at INFO; throws kInvalidArgument naming the value and the interfaces there are
+// when none matches.
+SocketAddress interface_address(const std::string& spec);
 
 // A listening TCP socket bound to address (port 0: any free port). Non-blocking when asked.
 Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog = 1024);
