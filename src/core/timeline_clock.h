@@ -1,10 +1,10 @@
 // TimelineClock — the timeline's timestamps: the CPU's time-stamp counter where the kernel
 // itself keeps time with it, the steady clock elsewhere.
 //
-// Two precise steady-clock reads per op were a third of what WEFT_TRACE cost an 8-byte
-// all_reduce; reading the counter is about half of one. The kernel's choice of clock source is
-// the test: it uses "tsc" only when the counter runs at a constant rate through sleep states
-// and agrees across CPUs (it checks both at boot and watches them), which is exactly what a
+// Every op is stamped twice, so the read's cost is paid on the smallest collectives, and the
+// counter is cheaper to read than the steady clock built on it. The kernel's choice of clock
+// source is the test: it uses "tsc" only when the counter runs at a constant rate through sleep
+// states and agrees across CPUs (it checks both at boot and watches them), which is exactly what a
 // timestamp taken on one CPU and compared with one taken on another needs. Ticks become steady
 // nanoseconds through a linear fit between two (ticks, steady) pairs taken when the trace
 // starts and when it is written, so the rate is measured over the whole run, not assumed.

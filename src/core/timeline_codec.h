@@ -1,10 +1,9 @@
 // The timeline's compact encoding: each entry is written as what changed since the one before
 // it in the same segment, so that the common case (the same op, size and algorithm, one
-// sequence number on) takes a header byte and two varints, about 6 bytes instead of 56.
+// sequence number on) takes a header byte and two varints, about 6 bytes.
 //
-// Writing fresh memory costs per byte (a 56-byte entry took ~10 ns to store on the VMs weft
-// is measured on, about what the rest of an 8-byte all_reduce's recording costs), so the bytes
-// an entry takes are the timeline's price.
+// Every entry ends up in memory or a file that was not written before, whose cost grows with
+// its bytes: the bytes an entry takes are most of the timeline's price.
 //
 // Segments are independent: the encoder starts each from a blank previous entry, so a reader
 // can decode any segment alone. A header's top bit is always set; a zero byte ends a segment
