@@ -20,7 +20,14 @@ class WEFT_API TcpStore final : public Store {
   // server may not be up yet), and has a first request (a ping) answered within the same
   // time: the server closes connections that send none. Throws kTimeout when nothing answers,
   // kSystem when the server refuses the connection (at its WEFT_STORE_MAX_CLIENTS).
+  //
+  // With a job token (WEFT_JOB_TOKEN), the client and the server first prove to each other
+  // that they know it, by a challenge-response in which the token never crosses the wire; a
+  // server that cannot (another token, or none) is refused with kUnauthorized.
   TcpStore(const std::string& host, int port, Duration connect_timeout = kDefaultTimeout);
+  // The same with the job token given: "" connects without authenticating (an open store).
+  TcpStore(const std::string& host, int port, Duration connect_timeout,
+           const std::string& job_token);
   ~TcpStore() override;
 
   void set(const std::string& key, const Bytes& value) override;

@@ -4,6 +4,8 @@
 // is a length-prefixed frame; a frame larger than max_frame_bytes, a malformed or truncated
 // request gets an error answer (or a closed connection) for that client alone: the server
 // never crashes and never allocates more than the bytes a client has actually sent.
+// With a job token (Options::job_token), a client is served only once it has proved that it
+// knows the token, and the server has proved it back (docs/RELIABILITY.md, "Authentication").
 // Blocking requests (get, wait, multi_get) are parked until their keys exist or their
 // timeout passes. The destructor stops the thread and closes every socket.
 //
@@ -41,6 +43,10 @@ class WEFT_API TcpStoreServer {
     // while replies wait for the client to read them. A client idle between requests, or whose
     // get or wait is parked, is never closed. Unset: WEFT_STORE_STALL_TIMEOUT (30 s).
     std::optional<std::chrono::milliseconds> stall_timeout;
+    // The job token clients must prove they know (a challenge-response: the token never
+    // crosses the wire) before any request is served; a connection that does not gets no
+    // reply and is closed. Unset: WEFT_JOB_TOKEN. Empty: an open store, serving any client.
+    std::optional<std::string> job_token;
   };
 
   explicit TcpStoreServer(const Options& options);

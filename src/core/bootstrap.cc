@@ -13,20 +13,25 @@ namespace weft::core {
 
 namespace {
 
-const std::string kTokenKey = "weft/job_token";
+// Without WEFT_JOB_TOKEN, rank 0 publishes a random job id here for the others.
+const std::string kJobIdKey = "weft/job_id";
 
 std::string peer_key(int rank) { return "weft/peer/" + std::to_string(rank); }
 
-// The job token: WEFT_JOB_TOKEN, else one rank 0 makes and shares through the store.
-std::string job_token(Store& store, int rank) {
+// The secret the transports' handshakes are keyed with. With WEFT_JOB_TOKEN: the token, which
+// is never written anywhere (the store proved it knows it too). Without: there is no shared
+// secret, and a random job id from rank 0, readable by anyone who reaches the store, stands in
+// for one. It keeps two jobs that meet by accident (a reused port, a stale address) apart;
+// it does not keep out anyone who wants in (docs/RELIABILITY.md, "Authentication").
+std::string handshake_key(Store& store, int rank) {
   std::string token = util::setting_string("WEFT_JOB_TOKEN");
   if (!token.empty()) return token;
   if (rank == 0) {
-    token = util::random_hex(16);
-    store.set(kTokenKey, to_bytes(token));
-    return token;
+    std::string job_id = util::random_hex(16);
+    store.set(kJobIdKey, to_bytes(job_id));
+    return job_id;
   }
-  return to_string(store.get(kTokenKey));
+  return to_string(store.get(kJobIdKey));
 }
 
 [[noreturn]] void throw_missing_ranks(Store& store, int size, std::chrono::milliseconds timeout) {
@@ -104,7 +109,7 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   transport::TcpTransportOptions transport_options;
   transport_options.rank = options.rank;
   transport_options.world_size = options.size;
-  transport_options.job_token = job_token(store, options.rank);
+  transport_options.job_token = handshake_key(store, options.rank);
   transport_options.listen_address = choose_listen_address(options.route_hint);
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
   auto tcp_transport = std::make_unique<transport::TcpTransport>(transport_options);

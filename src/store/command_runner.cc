@@ -67,6 +67,12 @@ std::variant<Reply, Parked> CommandRunner::execute(util::ByteReader& reader) {
       return ok;
     case Command::kPing:
       return ok;
+    case Command::kAuthHello:
+    case Command::kAuthProof:
+      // A server with a token handles these before any request reaches the table.
+      throw Error(ErrorCode::kInvalidArgument,
+                  "this store server does not authenticate its clients (it has no job token), "
+                  "or this connection is authenticated already");
     case Command::kMultiSet: {
       uint32_t count = reader.get<uint32_t>();
       if (count > reader.remaining() / 8) {

@@ -20,6 +20,7 @@
 #include "store/byte_queue.h"
 #include "store/command_runner.h"
 #include "store/store_protocol.h"
+#include "util/hmac.h"
 #include "util/socket.h"
 
 namespace weft::store {
@@ -57,15 +58,16 @@ struct ServerConnection {
   }
 
   // When it is closed unless it makes progress, if it is in a state that may stall: connected
-  // without a whole first request; part of a request sent; replies waiting for it to read
-  // them. Idle between requests, or parked in a get or wait, is not a stall: none.
+  // without a whole first request, or without having authenticated (a store with a token); part of
+  // a request sent; replies waiting for it to read them. Idle between requests, or parked in a get
+  // or wait, is not a stall: none.
   std::optional<Clock::time_point> stall_deadline(std::size_t max_frame,
                                                   std::chrono::milliseconds timeout) const {
     std::optional<Clock::time_point> deadline;
     auto at_most = [&](Clock::time_point when) {
       deadline = deadline ? std::min(*deadline, when) : when;
     };
-    if (!served_any) at_most(accepted_at + timeout);
+    if (!served_any || !authenticated) at_most(accepted_at + timeout);
     if (!in.empty() && !request_ready(max_frame)) at_most(input_at + timeout);
     if (!out.empty()) at_most(output_at + timeout);
     return deadline;
@@ -81,6 +83,14 @@ struct ServerConnection {
   Clock::time_point output_at;  // last bytes sent, or when unsent replies began to wait for room
   uint32_t watched = 0;         // the epoll events watched now
   bool served_any = false;      // a whole request arrived: past its first-request deadline
+  // Passed the challenge-response (store_auth.h), or the store has no token: only then are its
+  // requests served. `auth` holds the nonces between its kAuthHello and its kAuthProof.
+  bool authenticated = false;
+  struct AuthExchange {
+    util::Nonce client_nonce;
+    util::Nonce server_nonce;
+  };
+  std::optional<AuthExchange> auth;
   bool close_after_write = false;
   bool queued = false;  // in the loop's backlog: requests left after its turn
   bool gone = false;    // dropped at the end of the loop's turn

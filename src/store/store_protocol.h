@@ -16,7 +16,13 @@
 //   kMultiGet    u32 n, n keys, u64 timeout_ms         u32 n, n values
 //   kMultiSet    u32 n, n (key, value)                 -
 //   kPing        -                                     -
+//   kAuthHello   client nonce (32 bytes)               server nonce, server digest (32 + 32)
+//   kAuthProof   client digest (32 bytes)              -
 // A kTimeout reply carries the missing keys as text; kError carries a message.
+//
+// A server that has the job token (store_auth.h) serves nothing before a client has passed
+// kAuthHello then kAuthProof: any other request, or a wrong digest, gets no reply and the
+// connection is closed. A server without a token answers kAuthHello with kError.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +46,8 @@ enum class Command : uint8_t {
   kMultiGet,
   kMultiSet,
   kPing,
+  kAuthHello,
+  kAuthProof,
 };
 
 enum class Status : uint8_t { kOk = 0, kTimeout = 1, kError = 2 };

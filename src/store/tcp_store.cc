@@ -1,7 +1,11 @@
 #include "weft/tcp_store.h"
 
+#include <cstring>
+
+#include "store/store_auth.h"
 #include "store/store_protocol.h"
 #include "util/deadline.h"
+#include "util/hmac.h"
 #include "util/socket.h"
 #include "weft/error.h"
 
@@ -17,7 +21,8 @@ constexpr std::chrono::milliseconds kAnswerGrace{5000};
 
 class TcpStore::Connection {
  public:
-  Connection(const std::string& host, int port, Duration connect_timeout)
+  Connection(const std::string& host, int port, Duration connect_timeout,
+             const std::string& job_token)
       : address_(util::resolve(host, port)) {
     auto deadline = util::deadline_after(connect_timeout);
     fd_ = util::connect_retrying(address_, deadline);
@@ -27,15 +32,23 @@ class TcpStore::Connection {
                       std::to_string(connect_timeout.count()) + " ms (connection refused)",
                   ErrorContext{.op = "store.connect", .peer_address = address_.to_string()});
     }
+    ErrorContext context{.op = "store.connect", .peer_address = address_.to_string()};
+    if (!job_token.empty()) authenticate(job_token, deadline, context);
     // A first request at once: the server closes a connection that sends none within its
     // stall timeout, and the answer shows that a store server, not only a listening socket,
     // is there and has room for this client.
-    ErrorContext context{.op = "store.connect", .peer_address = address_.to_string()};
     std::vector<uint8_t> reply;
     Status status;
     try {
       status = exchange({static_cast<uint8_t>(Command::kPing)}, deadline, reply);
     } catch (const Error& e) {
+      if (e.code() == ErrorCode::kPeerFailure && job_token.empty()) {
+        throw Error(ErrorCode::kUnauthorized,
+                    "the store server at " + address_.to_string() +
+                        " closed the connection without answering: it probably requires the "
+                        "job token (set WEFT_JOB_TOKEN to the job's token)",
+                    context);
+      }
       if (e.code() != ErrorCode::kTimeout) throw e.with_context(context);
       throw Error(ErrorCode::kTimeout,
                   "the store server at " + address_.to_string() +
@@ -48,6 +61,80 @@ class TcpStore::Connection {
       throw Error(ErrorCode::kSystem,
                   "the store server at " + address_.to_string() +
                       " refused this client: " + reader.get_string(),
+                  context);
+    }
+  }
+
+  // The challenge-response of store_auth.h. The server proves itself first: we send our
+  // proof only to a server that knows the token.
+  void authenticate(const std::string& token, util::Clock::time_point deadline,
+                    const ErrorContext& context) {
+    std::string server = "the store server at " + address_.to_string();
+    util::Nonce client_nonce = util::fresh_nonce();
+    std::vector<uint8_t> reply;
+    Status status = exchange_during_authentication(auth_request(Command::kAuthHello, client_nonce),
+                                                   deadline, reply, context);
+    if (status != Status::kOk) {
+      throw Error(ErrorCode::kUnauthorized,
+                  server + " does not authenticate its clients (it was started without a job " +
+                      "token) but this process has one (WEFT_JOB_TOKEN): refusing to use it",
+                  context);
+    }
+    if (reply.size() != util::kNonceBytes + util::kDigestBytes) {
+      throw Error(ErrorCode::kUnauthorized,
+                  server + " answered the authentication with something that is not weft's",
+                  context);
+    }
+    util::Nonce server_nonce;
+    util::Digest server_proof;
+    std::memcpy(server_nonce.data(), reply.data(), server_nonce.size());
+    std::memcpy(server_proof.data(), reply.data() + server_nonce.size(), server_proof.size());
+    util::Digest expected =
+        store::auth_mac(token, store::AuthSide::kServer, client_nonce, server_nonce);
+    if (!util::same_digest(server_proof, expected)) {
+      throw Error(ErrorCode::kUnauthorized,
+                  server +
+                      " does not know this job's token (job token mismatch: is it the "
+                      "store of another job?)",
+                  context);
+    }
+    util::Digest proof =
+        store::auth_mac(token, store::AuthSide::kClient, client_nonce, server_nonce);
+    status = exchange_during_authentication(auth_request(Command::kAuthProof, proof), deadline,
+                                            reply, context);
+    if (status != Status::kOk) {
+      throw Error(ErrorCode::kUnauthorized, server + " refused this client's proof", context);
+    }
+  }
+
+  // kAuthHello's nonce or kAuthProof's digest, after the command.
+  static std::vector<uint8_t> auth_request(Command command,
+                                           const std::array<uint8_t, util::kDigestBytes>& bytes) {
+    std::vector<uint8_t> body(1 + bytes.size());
+    body[0] = static_cast<uint8_t>(command);
+    std::memcpy(body.data() + 1, bytes.data(), bytes.size());
+    return body;
+  }
+
+  // A server that refuses our proof closes the connection: that is a refusal, not a death.
+  Status exchange_during_authentication(const std::vector<uint8_t>& body,
+                                        util::Clock::time_point deadline,
+                                        std::vector<uint8_t>& reply, const ErrorContext& context) {
+    try {
+      return exchange(body, deadline, reply);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kTimeout) {
+        throw Error(ErrorCode::kTimeout,
+                    "the store server at " + address_.to_string() +
+                        " did not finish authenticating this client in time",
+                    context);
+      }
+      if (e.code() != ErrorCode::kPeerFailure) throw e.with_context(context);
+      throw Error(ErrorCode::kUnauthorized,
+                  "the store server at " + address_.to_string() +
+                      " closed the connection while authenticating this client (job token "
+                      "mismatch?): " +
+                      e.message(),
                   context);
     }
   }
@@ -109,9 +196,13 @@ uint64_t millis(Store::Duration d) {
 }  // namespace
 
 TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout)
+    : TcpStore(host, port, connect_timeout, store::auth_token(std::nullopt)) {}
+
+TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout,
+                   const std::string& job_token)
     : host_(host),
       port_(port),
-      connection_(std::make_unique<Connection>(host, port, connect_timeout)) {
+      connection_(std::make_unique<Connection>(host, port, connect_timeout, job_token)) {
   timeout_ = connect_timeout;
 }
 

@@ -16,8 +16,10 @@
 
 #include "store/command_runner.h"
 #include "store/server_connection.h"
+#include "store/store_auth.h"
 #include "store/store_protocol.h"
 #include "store/warning_limiter.h"
+#include "util/hmac.h"
 #include "util/log.h"
 #include "util/settings.h"
 #include "util/socket.h"
@@ -46,6 +48,8 @@ constexpr std::size_t kRequestBytesPerTurn = 1u << 20;
 constexpr std::size_t kReadBytesPerTurn = 256 * 1024;
 // Warnings about strangers (refused, stalled connections) are logged at most this often.
 constexpr std::chrono::seconds kWarningInterval{5};
+// The body of the larger of kAuthHello and kAuthProof: the command and 32 bytes.
+constexpr std::size_t kLargestAuthRequest = 1 + std::max(util::kNonceBytes, util::kDigestBytes);
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
 
@@ -81,6 +85,7 @@ class TcpStoreServer::Loop {
       : max_frame_(options.max_frame_bytes),
         max_clients_(max_clients_of(options)),
         stall_timeout_(stall_timeout_of(options)),
+        job_token_(store::auth_token(options.job_token)),
         runner_(options.max_frame_bytes) {
     if (options.listen_fd >= 0) {
       listen_.reset(options.listen_fd);
@@ -223,6 +228,7 @@ class TcpStoreServer::Loop {
     client->peer = peer;
     client->accepted_at = client->input_at = client->output_at = now;
     client->watched = EPOLLIN | EPOLLRDHUP;
+    client->authenticated = job_token_.empty();
     clients_.reserve(clients_.size() + 1);  // so that nothing throws once epoll watches it
     watch(fd.get(), static_cast<uint64_t>(fd.get()), client->watched);
     client->fd = std::move(fd);
@@ -303,7 +309,7 @@ class TcpStoreServer::Loop {
   void read_some(Client& client) {
     std::size_t budget = kReadBytesPerTurn;
     while (budget > 0) {
-      std::size_t room = client.input_room(max_frame_);
+      std::size_t room = client.input_room(frame_limit(client));
       if (room == 0) break;
       ssize_t n =
           ::recv(client.fd.get(), read_buffer_, std::min({sizeof read_buffer_, room, budget}), 0);
@@ -326,7 +332,7 @@ class TcpStoreServer::Loop {
       if (errno == EINTR) continue;
       return mark_gone(client);
     }
-    if (!client.in.empty() && !client.request_ready(max_frame_))
+    if (!client.in.empty() && !client.request_ready(frame_limit(client)))
       check_soon(client.input_at + stall_timeout_);
     update_watch(client);
   }
@@ -334,7 +340,7 @@ class TcpStoreServer::Loop {
   // Watches for input while there is room for it and for output while replies wait for room.
   void update_watch(Client& client) {
     uint32_t events = EPOLLRDHUP;
-    if (client.input_room(max_frame_) > 0) events |= EPOLLIN;
+    if (client.input_room(frame_limit(client)) > 0) events |= EPOLLIN;
     if (!client.out.empty()) events |= EPOLLOUT;
     if (events == client.watched) return;
     watch(client.fd.get(), static_cast<uint64_t>(client.fd.get()), events, EPOLL_CTL_MOD);
@@ -348,7 +354,7 @@ class TcpStoreServer::Loop {
     int requests = 0;
     std::size_t bytes = 0;
     while (!client.gone && !client.parked && !client.close_after_write &&
-           client.request_ready(max_frame_)) {
+           client.request_ready(frame_limit(client))) {
       if (client.out.size() > store::kOutputHighWater) {
         flush(client);  // room for more replies now, or EPOLLOUT brings this client back
         if (client.gone || client.out.size() > store::kOutputHighWater) break;
@@ -361,6 +367,11 @@ class TcpStoreServer::Loop {
         break;
       }
       uint32_t length = client.next_length();
+      if (length > frame_limit(client) && !client.authenticated) {
+        close_unauthenticated(client, "it announced a request of " + std::to_string(length) +
+                                          " bytes before authenticating");
+        break;
+      }
       if (length > max_frame_) {
         util::log_warn(util::Subsys::kStore, [&] {
           return "store server: client " + client.peer + " announced a frame of " +
@@ -376,18 +387,69 @@ class TcpStoreServer::Loop {
       client.served_any = true;
       // The body is read in place: nothing appends to this client's input while it is served
       // (a wake it causes serves only parked clients, and this one is not parked).
-      handle(client, client.in.data() + store::kFrameHeaderBytes, length);
+      const uint8_t* body = client.in.data() + store::kFrameHeaderBytes;
+      if (client.authenticated)
+        handle(client, body, length);
+      else
+        authenticate(client, body, length);
       client.in.consume(store::kFrameHeaderBytes + length);
       ++requests;
       bytes += store::kFrameHeaderBytes + length;
     }
     if (client.gone) return;
     // What is left may be the start of a request, sent with the last whole one: it must go on.
-    if (!client.in.empty() && !client.request_ready(max_frame_)) {
+    if (!client.in.empty() && !client.request_ready(frame_limit(client))) {
       check_soon(client.input_at + stall_timeout_);
     }
     flush(client);
     if (!client.gone) update_watch(client);
+  }
+
+  // What one request of this client may hold: a stranger's are the authentication's, so that
+  // the server buffers no more than that for a connection that has not authenticated.
+  std::size_t frame_limit(const Client& client) const {
+    return client.authenticated ? max_frame_ : kLargestAuthRequest;
+  }
+
+  // A client of a store with a token: its kAuthHello, then its kAuthProof (store_auth.h).
+  // Anything else, or a wrong proof, gets no reply: the connection is closed.
+  void authenticate(Client& client, const uint8_t* body, std::size_t size) {
+    auto command = size > 0 ? static_cast<store::Command>(body[0]) : store::Command{};
+    if (!client.auth && command == store::Command::kAuthHello && size == 1 + util::kNonceBytes) {
+      Client::AuthExchange exchange;
+      std::memcpy(exchange.client_nonce.data(), body + 1, util::kNonceBytes);
+      exchange.server_nonce = util::fresh_nonce();
+      util::Digest proof = store::auth_mac(job_token_, store::AuthSide::kServer,
+                                           exchange.client_nonce, exchange.server_nonce);
+      Reply reply;
+      util::ByteWriter out(reply.body);
+      out.put_bytes(exchange.server_nonce.data(), exchange.server_nonce.size());
+      out.put_bytes(proof.data(), proof.size());
+      client.auth = exchange;
+      return send_reply(client, reply);
+    }
+    if (client.auth && command == store::Command::kAuthProof && size == 1 + util::kDigestBytes) {
+      util::Digest proof;
+      std::memcpy(proof.data(), body + 1, proof.size());
+      util::Digest expected = store::auth_mac(job_token_, store::AuthSide::kClient,
+                                              client.auth->client_nonce, client.auth->server_nonce);
+      if (util::same_digest(proof, expected)) {
+        client.authenticated = true;
+        client.auth.reset();
+        return send_reply(client, Reply{});
+      }
+      return close_unauthenticated(client, "its proof of the job token was wrong");
+    }
+    close_unauthenticated(client, client.auth ? "it sent something else than its proof"
+                                              : "it sent a request before authenticating");
+  }
+
+  void close_unauthenticated(Client& client, const std::string& why) {
+    strangers_.warn([&] {
+      return "store server: closed the connection from " + client.peer + ": " + why +
+             " (this store requires the job token, WEFT_JOB_TOKEN)";
+    });
+    mark_gone(client);
   }
 
   void serve_backlog() {
@@ -501,7 +563,7 @@ class TcpStoreServer::Loop {
         else
           check_soon(client->parked->deadline);
       }
-      if (auto deadline = client->stall_deadline(max_frame_, stall_timeout_)) {
+      if (auto deadline = client->stall_deadline(frame_limit(*client), stall_timeout_)) {
         if (*deadline <= now)
           stalled.push_back(fd);
         else
@@ -521,7 +583,7 @@ class TcpStoreServer::Loop {
     if (!client.gone) read_some(client);
     if (!client.gone && !client.queued) serve(client);
     if (client.gone) return;
-    auto deadline = client.stall_deadline(max_frame_, stall_timeout_);
+    auto deadline = client.stall_deadline(frame_limit(client), stall_timeout_);
     if (!deadline) return;
     if (*deadline > Clock::now()) return check_soon(*deadline);
     stalls_.warn([&] {
@@ -530,6 +592,8 @@ class TcpStoreServer::Loop {
         why = "left " + std::to_string(client.out.size()) + " bytes of replies unread";
       } else if (!client.in.empty()) {
         why = "sent " + std::to_string(client.in.size()) + " bytes of a request and then nothing";
+      } else if (!client.authenticated) {
+        why = "did not authenticate after connecting";
       } else {
         why = "sent no request after connecting";
       }
@@ -542,6 +606,7 @@ class TcpStoreServer::Loop {
   std::size_t max_frame_;
   std::size_t max_clients_;
   std::chrono::milliseconds stall_timeout_;
+  std::string job_token_;  // empty: an open store (no job token)
   CommandRunner runner_;
   util::Fd listen_;
   util::Fd epoll_;
@@ -557,6 +622,7 @@ class TcpStoreServer::Loop {
   std::optional<Clock::time_point> accept_paused_until_;     // out of descriptors: see kAcceptPause
   store::WarningLimiter refusals_{kWarningInterval};
   store::WarningLimiter stalls_{kWarningInterval};
+  store::WarningLimiter strangers_{kWarningInterval};
   uint8_t read_buffer_[kReadChunk];
   std::thread thread_;
 };

@@ -27,8 +27,10 @@ const std::vector<SettingSpec>& all_settings() {
        "(^docker,lo; ^=docker0). Several matching: the list's order, then the kernel's; the "
        "choice is logged at INFO. Empty: the interface of the route to MASTER_ADDR."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
-       "Secret shared by the ranks of one job; connections presenting another token are "
-       "refused. weftrun sets it. Empty: rank 0 makes one and shares it through the store."},
+       "Secret shared by the ranks of one job (and its store): every connection proves it "
+       "knows it by a challenge-response, the token itself is never sent or stored. weftrun "
+       "sets it. Empty: no authentication; rank 0 shares a random job id that keeps jobs apart "
+       "by accident only."},
       {"WEFT_STORE_ADDR", SettingType::kString, "", "",
        "host:port of a weft store already served by the launcher (weftrun sets it). Empty: "
        "rank 0 serves the store at MASTER_ADDR:MASTER_PORT."},
@@ -65,8 +67,8 @@ const std::vector<SettingSpec>& all_settings() {
        "Forces the reduction kernels' instruction set: scalar, avx2 or avx512 (for tests and "
        "comparisons). Empty: the best this CPU runs."},
       {"WEFT_HANDSHAKE_TIMEOUT", SettingType::kDuration, "10s", "",
-       "How long an incoming connection may take to present its job token before it is "
-       "dropped."},
+       "How long a connection between ranks may take to complete its handshake (the job "
+       "token's challenge-response) before it is dropped."},
       {"WEFT_FLIGHT_RECORDER", SettingType::kInt, "64", "",
        "How many of its last operations each group keeps in memory for the dump printed when "
        "a collective times out or a peer fails (docs/observability.md). 0: none kept."},

@@ -85,6 +85,18 @@ TEST(ShmRing, AFullRingRefusesUntilTheConsumerMakesRoom) {
   EXPECT_NE(ring.reserve(1, 100), nullptr);
 }
 
+TEST(Mailbox, TheSegmentHoldsADigestOfTheTokenNotTheToken) {
+  // Any length: the segment keeps 32 bytes of digest whatever the token's size.
+  const std::string token =
+      "a-job-token-that-must-not-be-readable-in-shared-memory-" + std::string(200, 'x');
+  Mailbox ours = Mailbox::create(4, kCapacity, token);
+  const char* header = reinterpret_cast<const char*>(&ours.header());
+  std::string bytes(header, sizeof(MailboxHeader));
+  EXPECT_EQ(bytes.find("a-job-token"), std::string::npos) << "the token is in the segment";
+  Mailbox theirs = Mailbox::attach(ours.address(), 4, kCapacity, token);
+  EXPECT_TRUE(theirs.valid());
+}
+
 TEST(Mailbox, AnotherJobsMailboxIsRefusedAndOursIsShared) {
   Mailbox ours = Mailbox::create(4, kCapacity, "token-a");
   MailboxAddress address = ours.address();

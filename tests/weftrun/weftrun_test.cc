@@ -207,16 +207,18 @@ int run_store_probe() {
   int size = std::atoi(size_text);
   weft::TcpStore store(host, port, std::chrono::milliseconds(10'000));
   store.set_timeout(std::chrono::milliseconds(10'000));
-  store.set("probe/rank/" + std::to_string(rank), weft::to_bytes(token));
-  std::vector<std::string> keys;
-  for (int r = 0; r < size; ++r) keys.push_back("probe/rank/" + std::to_string(r));
-  std::vector<weft::Bytes> tokens = store.multi_get(keys);  // a barrier over the whole job
-  for (const auto& t : tokens) {
-    if (weft::to_string(t) != token) {
-      std::fprintf(stderr, "probe: ranks disagree about the job token\n");
-      return 11;
+  // The store took this connection, so the token is the job's: the store proved it knows it.
+  // It must not rest in the store (where weftrun once shared it between nodes).
+  for (const char* key : {"weftrun/job_token", "weft/job_token"}) {
+    if (store.check({key})) {
+      std::fprintf(stderr, "probe: the job token rests in the store under %s\n", key);
+      return 12;
     }
   }
+  store.set("probe/rank/" + std::to_string(rank), weft::to_bytes("here"));
+  std::vector<std::string> keys;
+  for (int r = 0; r < size; ++r) keys.push_back("probe/rank/" + std::to_string(r));
+  store.multi_get(keys);  // a barrier over the whole job
   std::printf("probe rank=%d size=%d token=%s\n", rank, size, token);
   return 0;
 }
@@ -494,6 +496,9 @@ TEST(Weftrun, RunsProgramsFromPathAndNamesOnesItCannotRun) {
       << missing.err();
 }
 
+// Every node of a job that spans nodes is given the job's token.
+const std::string kTwoNodeToken = "0123456789abcdef0123456789abcdef";
+
 TEST(Weftrun, TwoNodesMakeOneJob) {
   TempDir dir;
   int port = free_port();
@@ -503,6 +508,8 @@ TEST(Weftrun, TwoNodesMakeOneJob) {
         "2",
         "--node-rank",
         std::to_string(rank),
+        "--job-token",
+        kTwoNodeToken,
         "--master-addr",
         "127.0.0.1",
         "--master-port",
@@ -540,7 +547,7 @@ TEST(Weftrun, TwoNodesMakeOneJob) {
     }
   }
   EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
-  EXPECT_EQ(tokens.size(), 1u) << "both nodes use node 0's token";
+  EXPECT_EQ(tokens, (std::set<std::string>{kTwoNodeToken})) << "both nodes use the given token";
   // The probes met in one store: each saw all four ranks.
   EXPECT_EQ(count_of(node0.out() + node1.out(), "size=4 token="), 4) << node0.out() << node1.out();
 }
@@ -553,6 +560,8 @@ TEST(Weftrun, AFailureOnOneNodeStopsTheOther) {
                                     "2",
                                     "--node-rank",
                                     std::to_string(rank),
+                                    "--job-token",
+                                    kTwoNodeToken,
                                     "--master-addr",
                                     "127.0.0.1",
                                     "--master-port",
@@ -581,6 +590,45 @@ TEST(Weftrun, AFailureOnOneNodeStopsTheOther) {
   expect_all_gone(rank_pids(dir.path()));
 }
 
+TEST(Weftrun, ANodeWithoutTheJobTokenIsToldToPassIt) {
+  TempDir dir;
+  int port = free_port();
+  Weftrun node1({"--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", "--master-port",
+                 std::to_string(port), "-n", "1", "true"},
+                dir.path(), "node1");
+  EXPECT_EQ(node1.wait(10s), 1) << node1.err();
+  EXPECT_NE(node1.err().find("needs its job token on every node: pass the same --job-token"),
+            std::string::npos)
+      << node1.err();
+}
+
+TEST(Weftrun, ANodeWithAnotherTokenCannotJoin) {
+  TempDir dir;
+  int port = free_port();
+  auto node = [&](int rank, const std::string& token) {
+    return std::vector<std::string>{"--nnodes",
+                                    "2",
+                                    "--node-rank",
+                                    std::to_string(rank),
+                                    "--job-token",
+                                    token,
+                                    "--master-addr",
+                                    "127.0.0.1",
+                                    "--master-port",
+                                    std::to_string(port),
+                                    "--join-timeout",
+                                    "3",
+                                    "-n",
+                                    "1",
+                                    "true"};
+  };
+  Weftrun node0(node(0, kTwoNodeToken), dir.path(), "node0");
+  Weftrun node1(node(1, "not-the-job-token"), dir.path(), "node1");
+  EXPECT_EQ(node1.wait(15s), 1) << node1.err();
+  EXPECT_NE(node1.err().find("job token mismatch"), std::string::npos) << node1.err();
+  EXPECT_NE(node0.wait(15s), 0) << node0.err();
+}
+
 TEST(Weftrun, RejectsBadFlagsWithOneLine) {
   TempDir dir;
   struct Case {
@@ -595,7 +643,8 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
        "weftrun: --master-port: expects a decimal integer, got '0x1F90'"},
       {{"--master_port=65535", "true"}, "weftrun: --master-port: Value 65535 not in range"},
       {{"--frobnicate", "true"}, "weftrun: unknown option '--frobnicate'"},
-      {{"-n", "2", "-x", "--", "true"}, "weftrun: unknown option '-x'"},
+      {{"-n", "2", "-q", "--", "true"}, "weftrun: unknown option '-q'"},
+      {{"-n", "2", "-x", "--", "true"}, "weftrun: -x: expects NAME or NAME=VALUE, got '--'"},
       {{"-n", "2"}, "weftrun: no program given"},
       {{"-n", "2", "--"}, "weftrun: no program given"},
       {{"--nnodes", "2", "--node-rank", "2", "true"},
@@ -819,6 +868,8 @@ TEST(Weftrun, NpSplitsOverNodesOrSaysWhyNot) {
                                     "2",
                                     "--node-rank",
                                     rank,
+                                    "--job-token",
+                                    kTwoNodeToken,
                                     "--master-port",
                                     port,
                                     "--no-prefix",

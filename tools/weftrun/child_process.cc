@@ -78,7 +78,11 @@ ChildProcess ChildProcess::spawn(const SpawnSpec& spec) {
       make_pipe(err_pipe);
     }
     make_pipe(error_pipe);
-    if (!spec.inherit_stdin) {
+    if (!spec.inherit_stdin && spec.stdin_fd >= 0) {
+      // A copy, so that the parent's close below never closes the caller's fd.
+      stdin_fd = ::fcntl(spec.stdin_fd, F_DUPFD_CLOEXEC, 0);
+      if (stdin_fd < 0) throw SpawnError(std::string("dup: ") + std::strerror(errno));
+    } else if (!spec.inherit_stdin) {
       stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
       if (stdin_fd < 0) throw SpawnError(std::string("open /dev/null: ") + std::strerror(errno));
     }

@@ -33,7 +33,8 @@ struct SpawnSpec {
   std::vector<std::string> argv;         // argv[0] is looked up in PATH like execvp
   std::vector<std::string> environment;  // "NAME=value", the child's whole environment
   bool capture_output = true;            // pipes for stdout and stderr, else inherit ours
-  bool inherit_stdin = false;            // else /dev/null
+  bool inherit_stdin = false;            // else stdin_fd, or /dev/null when it is -1
+  int stdin_fd = -1;                     // borrowed; the child reads this fd as its stdin
   std::optional<cpu_set_t> cpus;         // the CPUs the child may run on; none: ours
   // Told about the child's process group before exec; borrowed, may be null.
   const OrphanGuard* orphan_guard = nullptr;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -9,6 +10,8 @@
 
 #include "common/cli_checks.h"
 #include "core_binding.h"
+#include "host_list.h"
+#include "rank_placement.h"
 
 namespace weft::run {
 namespace {
@@ -21,7 +24,8 @@ constexpr const char* kDescription =
     "Starts nproc-per-node copies of program on this node, each with RANK, WORLD_SIZE,\n"
     "LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, NODE_RANK, MASTER_ADDR, MASTER_PORT,\n"
     "WEFT_JOB_TOKEN and WEFT_STORE_ADDR set, hosts the job's rendezvous store, prefixes\n"
-    "their output with the rank and stops every rank when one fails.";
+    "their output with the rank and stops every rank when one fails. With --hosts or\n"
+    "--hostfile, starts the job on every host listed, through --rsh.";
 
 constexpr const char* kExitStatus =
     "exit status: 0 when every rank exits 0; the first failed rank's exit code (128 + signal\n"
@@ -73,6 +77,20 @@ CLI::Validator non_empty(const std::string& what) {
       [what](const std::string& value) { return value.empty() ? "expects " + what : ""; }, "");
 }
 
+// -x's NAME or NAME=VALUE, NAME as a shell would accept it.
+CLI::Validator variable_assignment() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        std::string name = value.substr(0, value.find('='));
+        bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                     name.find_first_not_of(
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                         "0123456789_") == std::string::npos;
+        return valid ? "" : "expects NAME or NAME=VALUE, got '" + value + "'";
+      },
+      "");
+}
+
 CLI::Validator duration() {
   return CLI::Validator(
       [](const std::string& value) {
@@ -84,8 +102,15 @@ CLI::Validator duration() {
       "");
 }
 
-// The whole command line description; every value lands in `options`.
-std::unique_ptr<CLI::App> make_parser(LaunchOptions& options) {
+// The flags that choose the hosts; turned into LaunchOptions::node_hosts after parsing.
+struct HostFlags {
+  std::string hosts;
+  std::string hostfile;
+  bool oversubscribe = false;
+};
+
+// The whole command line description; every value lands in `options` or `hosts`.
+std::unique_ptr<CLI::App> make_parser(LaunchOptions& options, HostFlags& hosts) {
   auto app = std::make_unique<CLI::App>(kDescription, "weftrun");
   auto formatter = std::make_shared<LaunchHelpFormatter>();
   formatter->column_width(26);
@@ -101,13 +126,15 @@ std::unique_ptr<CLI::App> make_parser(LaunchOptions& options) {
                  const std::string& help) {
     return app->add_option(with_torchrun_spellings(names), value, help)->type_name(text);
   };
-  add("-n,--nproc-per-node", options.nproc_per_node, "N", "ranks to start on this node (default 1)")
+  add("-n,--nproc-per-node", options.nproc_per_node, "N",
+      "ranks to start on this node, or with --hosts on each host\n"
+      "(default 1)")
       ->check(within(1, 4096));
   // mpirun's -np: one dash, two letters, which CLI11 cannot name; parse_launch_options()
   // hands it over as --np.
   add("--np", options.total_ranks, "N",
       "ranks in the whole job, as mpirun's -np: N / nnodes on\n"
-      "each node (N must divide evenly)")
+      "each node (N must divide evenly); with --hosts, by slot")
       ->check(within(1, INT_MAX / 2));
   add("--nnodes", options.nnodes, "N", "nodes in the job (default 1)")->check(within(1, 65536));
   add("--node-rank", options.node_rank, "R", "this node's rank in [0, nnodes) (default 0)")
@@ -143,6 +170,30 @@ std::unique_ptr<CLI::App> make_parser(LaunchOptions& options) {
   add("--bind", options.bind, "spread|none",
       "spread (default): each local rank runs on its own equal\n"
       "slice of this node's CPUs (none when ranks outnumber them)");
+  add("-H,--host,--hosts", hosts.hosts, "HOST[:SLOTS],...",
+      "start the job on these hosts, node 0 on the first, through\n"
+      "--rsh (a host that is this one: directly). Ranks fill each\n"
+      "host's slots in order (default 1 slot)")
+      ->check(non_empty("hosts"));
+  add("--hostfile,--machinefile", hosts.hostfile, "FILE",
+      "the hosts from a file, mpirun's format: 'host slots=N' lines")
+      ->check(non_empty("a file"));
+  app->add_flag("--oversubscribe", hosts.oversubscribe,
+                "with --hosts: allow more ranks on a host than its slots");
+  add("--rsh", options.rsh, "CMD",
+      "with --hosts: the remote shell; the host and the command are\n"
+      "appended to CMD's words (default: ssh -o BatchMode=yes)")
+      ->check(non_empty("a command"));
+  add("-x", options.exports, "NAME[=VALUE]",
+      "give the ranks this variable (with --hosts: on every host;\n"
+      "WEFT_* variables always go)")
+      ->expected(1)  // one variable per -x, as mpirun's; the program follows
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(variable_assignment());
+  app->add_flag("--stop-on-stdin-close", options.stop_on_stdin_close,
+                "stop the ranks when stdin ends (how --hosts stops remote nodes)");
+  add("--node-host", options.node_host, "HOST", "this node's host name in messages");
   // torchrun's spelling of a one-node job on free ports, which is weftrun's default.
   app->add_flag("--standalone")->description("accepted for torchrun compatibility (the default)");
   app->set_help_flag("-h,--help", "show this help");
@@ -206,6 +257,33 @@ void apply_total_ranks(LaunchOptions& options, bool per_node_given) {
   options.nproc_per_node = per_node;
 }
 
+// --hosts / --hostfile: the hosts decide the nodes, and -np / -n how many ranks each runs.
+void place_on_hosts(LaunchOptions& options, const HostFlags& flags, const CLI::App& app) {
+  if (!flags.hosts.empty() && !flags.hostfile.empty()) {
+    throw UsageError("give --hosts or --hostfile, not both");
+  }
+  for (const char* node_flag : {"--nnodes", "--node-rank"}) {
+    if (app.count(node_flag) > 0) {
+      throw UsageError(std::string(node_flag) +
+                       " cannot be given with --hosts or --hostfile, which decide the nodes");
+    }
+  }
+  try {
+    std::vector<HostSlots> hosts =
+        flags.hosts.empty() ? read_hostfile(flags.hostfile) : parse_host_list(flags.hosts);
+    PlacementRequest request;
+    request.total_ranks = options.total_ranks;
+    request.per_host = app.count("--nproc-per-node") > 0 ? options.nproc_per_node : 0;
+    request.oversubscribe = flags.oversubscribe;
+    Placement placement = place_ranks(hosts, request);
+    options.node_hosts = placement.hosts;
+    options.nnodes = static_cast<int>(placement.hosts.size());
+    options.nproc_per_node = placement.ranks_per_host;
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(error.what());
+  }
+}
+
 void check_layout(const LaunchOptions& options) {
   if (options.node_rank >= options.nnodes) {
     throw UsageError("--node-rank " + std::to_string(options.node_rank) +
@@ -236,12 +314,14 @@ std::optional<std::chrono::seconds> parse_duration(const std::string& text) {
 
 std::string usage_text() {
   LaunchOptions unused;
-  return make_parser(unused)->help();
+  HostFlags unused_hosts;
+  return make_parser(unused, unused_hosts)->help();
 }
 
 LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   LaunchOptions options;
-  std::unique_ptr<CLI::App> app = make_parser(options);
+  HostFlags hosts;
+  std::unique_ptr<CLI::App> app = make_parser(options, hosts);
   try {
     // CLI11 takes the arguments last first.
     std::vector<std::string> words = with_np_rewritten(*app, args);
@@ -252,13 +332,19 @@ LaunchOptions parse_launch_options(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& error) {
     throw UsageError(error.what());
   }
-  options.master_given = app->count("--master-addr") > 0 || app->count("--master-port") > 0;
+  options.master_addr_given = app->count("--master-addr") > 0;
+  options.master_port_given = app->count("--master-port") > 0;
+  options.master_given = options.master_addr_given || options.master_port_given;
   parse_bind_policy(options.bind);
   if (!options.time_limit_text.empty())
     options.time_limit = parse_duration(options.time_limit_text);
   options.command = take_command(app->remaining());
   if (options.command.empty()) throw UsageError("no program given");
-  apply_total_ranks(options, app->count("--nproc-per-node") > 0);
+  if (!hosts.hosts.empty() || !hosts.hostfile.empty()) {
+    place_on_hosts(options, hosts, *app);
+  } else {
+    apply_total_ranks(options, app->count("--nproc-per-node") > 0);
+  }
   check_layout(options);
   return options;
 }

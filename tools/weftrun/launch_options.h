@@ -36,6 +36,19 @@ struct LaunchOptions {
   std::string output_dir;  // --output-dir: also write rank R's output to DIR/rank<R>/std{out,err}
   bool timestamp = false;  // --timestamp: a wall-clock time in front of every forwarded line
   bool show_help = false;
+
+  // One command, many hosts (host_launcher.h). node_hosts is the placement of --hosts or
+  // --hostfile (node 0 first); empty for a job started one node at a time.
+  std::vector<std::string> node_hosts;
+  bool master_addr_given = false;
+  bool master_port_given = false;
+  std::string rsh = "ssh -o BatchMode=yes";  // --rsh: the remote shell, split on spaces
+  std::vector<std::string> exports;          // -x NAME or NAME=VALUE, for every node's ranks
+  // Given by the launcher to each node's weftrun: stop the ranks when stdin reaches its end
+  // (the launcher or its remote shell is gone), and the host name to put in messages.
+  bool stop_on_stdin_close = false;
+  std::string node_host;
+
   std::vector<std::string> command;  // program and its arguments
 };
 

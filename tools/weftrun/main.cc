@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "flight_report.h"
+#include "host_launcher.h"
 #include "launch_options.h"
 #include "line_prefixer.h"
+#include "local_host.h"
 #include "node_rendezvous.h"
 #include "rank_environment.h"
 #include "rank_supervisor.h"
@@ -31,10 +33,20 @@ constexpr std::chrono::milliseconds kFailureLinger{10'000};
 // store for this long (their weftrun and ranks are all gone).
 constexpr std::chrono::milliseconds kAbandonedAfter{3'000};
 
-std::string initial_token(const LaunchOptions& options) {
+// The job token: --job-token, else WEFT_JOB_TOKEN, else (a job on this node alone) a fresh
+// one. A job that spans nodes needs the same token on every node, given by whoever starts the
+// weftruns: it is never sent through the store, whose clients must prove they know it.
+std::string job_token(const LaunchOptions& options) {
   if (!options.job_token.empty()) return options.job_token;
   const char* env = std::getenv("WEFT_JOB_TOKEN");
-  return env != nullptr ? env : "";
+  if (env != nullptr && *env != '\0') return env;
+  if (options.nnodes > 1) {
+    throw std::runtime_error(
+        "a job that spans nodes needs its job token on every node: pass the same --job-token "
+        "TOKEN (or WEFT_JOB_TOKEN=TOKEN) to the weftrun of each node, e.g. TOKEN=$(openssl "
+        "rand -hex 16)");
+  }
+  return util::random_hex(16);
 }
 
 // Node 0 of a multi-node job: keep the store up until every node is done.
@@ -103,16 +115,17 @@ int launch(const LaunchOptions& options) {
   layout.nnodes = options.nnodes;
   layout.node_rank = options.node_rank;
 
+  std::string token = job_token(options);
   std::unique_ptr<StoreHost> store;
   if (options.nnodes == 1 && !options.master_given) {
-    store = StoreHost::on_free_local_port();
+    store = StoreHost::on_free_local_port(token);
     layout.master_addr = "127.0.0.1";
     layout.store_addr = join_host_port("127.0.0.1", store->port());
     layout.master_port = pick_free_port();
   } else {
     if (options.node_rank == 0) {
       try {
-        store = StoreHost::on_port(options.master_port);
+        store = StoreHost::on_port(options.master_port, token);
       } catch (const std::exception& error) {
         throw std::runtime_error("cannot host the job's store on port " +
                                  std::to_string(options.master_port) + ": " + error.what());
@@ -123,9 +136,6 @@ int launch(const LaunchOptions& options) {
     layout.store_addr = join_host_port(options.master_addr, options.master_port);
   }
 
-  std::string token = initial_token(options);
-  if (token.empty() && options.node_rank == 0) token = util::random_hex(16);
-
   std::unique_ptr<NodeRendezvous> rendezvous;
   if (options.nnodes > 1) {
     // Node 0 talks to its own store over loopback; the others through --master-addr.
@@ -133,8 +143,8 @@ int launch(const LaunchOptions& options) {
     try {
       rendezvous = std::make_unique<NodeRendezvous>(
           host, options.master_port, options.nnodes, options.node_rank,
-          std::chrono::seconds(options.join_timeout_seconds));
-      token = rendezvous->join(options.nproc_per_node, token);
+          std::chrono::seconds(options.join_timeout_seconds), token);
+      rendezvous->join(options.nproc_per_node);
     } catch (const std::exception& error) {
       throw std::runtime_error("cannot join the job at " + layout.store_addr + ": " + error.what());
     }
@@ -152,6 +162,8 @@ int launch(const LaunchOptions& options) {
   supervisor_options.output_dir = options.output_dir;
   supervisor_options.time_limit = options.time_limit;
   supervisor_options.time_limit_text = options.time_limit_text;
+  supervisor_options.stop_on_stdin_close = options.stop_on_stdin_close;
+  supervisor_options.node_host = options.node_host;
   RankSupervisor supervisor(supervisor_options, layout, signals, rendezvous.get());
   SupervisorResult result = supervisor.run();
   if (result.exit_code != 0 || result.failure) print_flight_table(flight, layout);
@@ -165,6 +177,28 @@ int launch(const LaunchOptions& options) {
   }
   if (options.node_rank != 0) return result.exit_code;
   return wait_for_other_nodes(*rendezvous, *store, signals, result);
+}
+
+// -x NAME=VALUE: every rank gets it, as if weftrun had inherited it (-x NAME it has already).
+void export_variables(const std::vector<std::string>& exports) {
+  for (const std::string& item : exports) {
+    std::size_t equals = item.find('=');
+    if (equals != std::string::npos) {
+      ::setenv(item.substr(0, equals).c_str(), item.substr(equals + 1).c_str(), 1);
+    }
+  }
+}
+
+// --hosts / --hostfile: one weftrun per host, started from here (host_launcher.h). A job that
+// fits on this host alone is an ordinary one-node job.
+int launch_on_hosts(LaunchOptions options) {
+  if (options.node_hosts.size() == 1 && is_this_host(options.node_hosts.front())) {
+    options.node_hosts.clear();
+    return launch(options);
+  }
+  SignalRelay signals;
+  signals.install();
+  return HostLauncher(std::move(options), signals).run();
 }
 
 }  // namespace
@@ -183,8 +217,12 @@ int main(int argc, char** argv) {
     std::fputs(usage_text().c_str(), stdout);
     return 0;
   }
+  export_variables(options.exports);
   try {
-    return launch(options);
+    return options.node_hosts.empty() ? launch(options) : launch_on_hosts(options);
+  } catch (const UsageError& error) {
+    print_launcher_line(std::string(error.what()) + " (see weftrun --help)");
+    return 2;
   } catch (const std::exception& error) {
     print_launcher_line(error.what());
     return 1;

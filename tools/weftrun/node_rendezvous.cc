@@ -10,7 +10,6 @@
 namespace weft::run {
 namespace {
 
-const std::string kTokenKey = "weftrun/job_token";
 const std::string kFailedKey = "weftrun/failed";
 const std::string kDoneKey = "weftrun/done";
 constexpr std::chrono::milliseconds kPollInterval{200};
@@ -22,8 +21,8 @@ std::string node_key(int node, const char* what) {
 }  // namespace
 
 NodeRendezvous::NodeRendezvous(const std::string& host, int port, int nnodes, int node_rank,
-                               std::chrono::milliseconds join_timeout)
-    : store_(std::make_unique<TcpStore>(host, port, join_timeout)),
+                               std::chrono::milliseconds join_timeout, const std::string& job_token)
+    : store_(std::make_unique<TcpStore>(host, port, join_timeout, job_token)),
       nnodes_(nnodes),
       node_rank_(node_rank),
       join_timeout_(join_timeout),
@@ -31,12 +30,11 @@ NodeRendezvous::NodeRendezvous(const std::string& host, int port, int nnodes, in
   store_->set_timeout(join_timeout);
 }
 
-std::string NodeRendezvous::join(int nproc_per_node, const std::string& token) {
+void NodeRendezvous::join(int nproc_per_node) {
   if (store_->add(node_key(node_rank_, "joins"), 1) != 1) {
     throw std::runtime_error("another weftrun already joined this job as node " +
                              std::to_string(node_rank_));
   }
-  if (node_rank_ == 0) store_->set(kTokenKey, to_bytes(token));
   store_->set(node_key(node_rank_, "nproc"), to_bytes(std::to_string(nproc_per_node)));
 
   std::vector<std::string> keys;
@@ -63,13 +61,6 @@ std::string NodeRendezvous::join(int nproc_per_node, const std::string& token) {
                                "; every node must give the same --nproc-per-node");
     }
   }
-
-  if (node_rank_ == 0) return token;
-  std::string published = to_string(store_->get(kTokenKey));
-  if (!token.empty() && token != published) {
-    throw std::runtime_error("this node's job token differs from node 0's");
-  }
-  return published;
 }
 
 void NodeRendezvous::publish_failure(const JobFailure& failure) {

@@ -1,8 +1,9 @@
 // NodeRendezvous — how the weftrun agents of a job that spans nodes meet and watch each other
 // through the job's store (hosted by node 0's weftrun).
 //
+// The store authenticates every agent by the job token, which every node is given (never sent
+// through the store): a node with another token cannot join.
 // Keys (all under "weftrun/"):
-//   job_token             node 0's job token; other nodes read it
 //   node/<r>/joins        counter: a second agent claiming node rank r is refused
 //   node/<r>/nproc        ranks per node of node r; all nodes must agree
 //   failed                "<exit code>\n<line>": the first failure anywhere (compare_set, so
@@ -32,15 +33,15 @@ struct JobFailure {
 
 class NodeRendezvous {
  public:
-  // Connects to host:port (retrying until join_timeout: node 0 may start later).
+  // Connects to host:port (retrying until join_timeout: node 0 may start later), proving
+  // that it knows `job_token` (weft::Error kUnauthorized when node 0's store has another).
   NodeRendezvous(const std::string& host, int port, int nnodes, int node_rank,
-                 std::chrono::milliseconds join_timeout);
+                 std::chrono::milliseconds join_timeout, const std::string& job_token);
 
-  // Waits until every node has joined with the same nproc_per_node and returns the job token:
-  // node 0 publishes `token` (which must be non-empty there); other nodes read node 0's and
-  // fail if their own non-empty `token` differs. Throws std::runtime_error with a one-line
-  // reason on a duplicate node rank, disagreeing nproc or a join timeout.
-  std::string join(int nproc_per_node, const std::string& token);
+  // Waits until every node has joined with the same nproc_per_node. Throws
+  // std::runtime_error with a one-line reason on a duplicate node rank, disagreeing nproc or a
+  // join timeout.
+  void join(int nproc_per_node);
 
   // Publishes a failure unless one is published already.
   void publish_failure(const JobFailure& failure);

@@ -160,10 +160,9 @@ void RankSupervisor::on_rank_exit(Rank& rank) {
   int status = rank.child->wait_status();
   if (succeeded(status) || stopping_) return;
 
-  std::string what =
-      "rank " + std::to_string(rank.global_rank) + " (" +
-      (layout_.nnodes > 1 ? "node " + std::to_string(layout_.node_rank) + ", " : "") + "pid " +
-      std::to_string(rank.child->pid()) + ") " + describe_wait_status(status);
+  std::string what = "rank " + std::to_string(rank.global_rank) + " (" +
+                     (layout_.nnodes > 1 ? node_phrase() + ", " : "") + "pid " +
+                     std::to_string(rank.child->pid()) + ") " + describe_wait_status(status);
   int others = running_count();
   print_launcher_line(what + (others > 0 ? "; stopping " + ranks_phrase(others, "other") : ""));
   fail_here(JobFailure{exit_code_of(status), what});
@@ -185,8 +184,7 @@ void RankSupervisor::on_signal(int signo) {
     return;
   }
   result_.signal = signo;
-  std::string what = (layout_.nnodes > 1 ? "weftrun of node " + std::to_string(layout_.node_rank)
-                                         : std::string("weftrun")) +
+  std::string what = (layout_.nnodes > 1 ? "weftrun of " + node_phrase() : std::string("weftrun")) +
                      " received " + signal_name(signo);
   print_launcher_line("received " + signal_name(signo) + "; forwarding it to " +
                       ranks_phrase(running, ""));
@@ -205,8 +203,8 @@ void RankSupervisor::check_job_failure() {
   }
   if (!failure) return;
   int running = running_count();
-  print_launcher_line("stopping " + ranks_phrase(running, "") + " of node " +
-                      std::to_string(layout_.node_rank) + ": " + failure->line);
+  print_launcher_line("stopping " + ranks_phrase(running, "") + " of " + node_phrase() + ": " +
+                      failure->line);
   result_.exit_code = failure->exit_code;
   result_.failure = failure;
   begin_stop(options_.failure_grace, SIGTERM);
@@ -215,11 +213,29 @@ void RankSupervisor::check_job_failure() {
 void RankSupervisor::on_time_limit() {
   int running = running_count();
   std::string what = "the job ran past its time limit (--timeout " + options_.time_limit_text +
-                     (layout_.nnodes > 1 ? ", node " + std::to_string(layout_.node_rank) : "") +
-                     ")";
+                     (layout_.nnodes > 1 ? ", " + node_phrase() : "") + ")";
   print_launcher_line(what + "; stopping " + ranks_phrase(running, ""));
   fail_here(JobFailure{kTimeLimitExitCode, what});
   begin_stop(options_.failure_grace, SIGTERM);
+}
+
+void RankSupervisor::on_stdin_readable() {
+  char buffer[256];
+  ssize_t n = ::read(0, buffer, sizeof buffer);
+  if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;  // not the end
+  watch_stdin_ = false;
+  if (stopping_) return;
+  int running = running_count();
+  std::string what =
+      "the launcher of " + node_phrase() + " closed its stdin (it is stopping the job, or gone)";
+  print_launcher_line(what + "; stopping " + ranks_phrase(running, ""));
+  fail_here(JobFailure{128 + SIGHUP, what});
+  begin_stop(options_.signal_grace, SIGTERM);
+}
+
+std::string RankSupervisor::node_phrase() const {
+  std::string node = "node " + std::to_string(layout_.node_rank);
+  return options_.node_host.empty() ? node : node + " on " + options_.node_host;
 }
 
 void RankSupervisor::fail_here(JobFailure failure) {
@@ -296,11 +312,11 @@ SupervisorResult RankSupervisor::run() {
     // The ranks after the one that could not start never will.
     std::erase_if(ranks_, [](const auto& rank) { return rank->child == nullptr; });
     print_launcher_line(error.what());
-    fail_here(JobFailure{
-        127, std::string("node ") + std::to_string(layout_.node_rank) + ": " + error.what()});
+    fail_here(JobFailure{127, node_phrase() + ": " + error.what()});
     begin_stop(options_.failure_grace, SIGTERM);
   }
 
+  watch_stdin_ = options_.stop_on_stdin_close;
   std::vector<pollfd> fds;
   std::vector<Rank*> owners;
   while (running_count() > 0) {
@@ -308,6 +324,8 @@ SupervisorResult RankSupervisor::run() {
     owners.clear();
     fds.push_back({signals_.fd(), POLLIN, 0});
     owners.push_back(nullptr);
+    // Last in the list (after the ranks' fds) when watched; -1 makes poll skip the slot.
+    const pollfd stdin_slot{watch_stdin_ ? 0 : -1, POLLIN, 0};
     for (auto& rank : ranks_) {
       for (int fd : {rank->child->stdout_fd(), rank->child->stderr_fd()}) {
         if (fd < 0) continue;
@@ -315,6 +333,8 @@ SupervisorResult RankSupervisor::run() {
         owners.push_back(rank.get());
       }
     }
+    fds.push_back(stdin_slot);
+    owners.push_back(nullptr);
     int ready = ::poll(fds.data(), fds.size(), poll_timeout_ms());
     if (ready < 0 && errno != EINTR) {
       print_launcher_line(std::string("poll: ") + std::strerror(errno));
@@ -325,9 +345,10 @@ SupervisorResult RankSupervisor::run() {
         int signo = signals_.take_termination_signal();
         if (signo != 0) on_signal(signo);
       }
-      for (std::size_t i = 1; i < fds.size(); ++i) {
+      for (std::size_t i = 1; i + 1 < fds.size(); ++i) {
         if (fds[i].revents != 0) pump_output(*owners[i], fds[i].fd, /*drain=*/false);
       }
+      if (fds.back().fd >= 0 && fds.back().revents != 0) on_stdin_readable();
     }
     for (auto& rank : ranks_) {
       if (!rank->child->reaped() && rank->child->try_reap()) on_rank_exit(*rank);

@@ -40,6 +40,10 @@ struct SupervisorOptions {
   std::optional<std::chrono::seconds> time_limit;  // counted from the ranks' start
   std::string time_limit_text;                     // as the user wrote it, for the message
   std::string bind = "spread";                     // core_binding.h
+  // --stop-on-stdin-close: weftrun's stdin ending means whoever started this node (the --hosts
+  // launcher, through a remote shell) is gone, and the ranks are stopped as on SIGHUP.
+  bool stop_on_stdin_close = false;
+  std::string node_host;  // this node's host, named in messages when not empty
   std::chrono::milliseconds failure_grace{3000};
   std::chrono::milliseconds signal_grace{5000};
   std::chrono::milliseconds store_poll_interval{200};
@@ -71,6 +75,9 @@ class RankSupervisor {
   void on_signal(int signo);
   void check_job_failure();
   void on_time_limit();
+  void on_stdin_readable();
+  // "node 1" or "node 1 on HOST".
+  std::string node_phrase() const;
   void open_output_files();
   // The job fails because of something on this node: records it as the result and tells the
   // other nodes through the job's store.
@@ -95,6 +102,7 @@ class RankSupervisor {
   Clock::time_point kill_at_{};
   Clock::time_point next_store_poll_{};
   std::optional<Clock::time_point> time_limit_at_;
+  bool watch_stdin_ = false;
 };
 
 }  // namespace weft::run

@@ -4,18 +4,20 @@
 
 namespace weft::run {
 
-std::unique_ptr<StoreHost> StoreHost::on_free_local_port() {
+std::unique_ptr<StoreHost> StoreHost::on_free_local_port(const std::string& job_token) {
   util::Fd listening = util::listen_on(util::resolve("127.0.0.1", 0), /*non_blocking=*/true);
   TcpStoreServer::Options options;
   options.host = "127.0.0.1";
   options.listen_fd = listening.release();  // the server owns it from here
+  options.job_token = job_token;
   return std::unique_ptr<StoreHost>(new StoreHost(std::make_unique<TcpStoreServer>(options)));
 }
 
-std::unique_ptr<StoreHost> StoreHost::on_port(int port) {
+std::unique_ptr<StoreHost> StoreHost::on_port(int port, const std::string& job_token) {
   TcpStoreServer::Options options;
   options.host = "";  // every address: other nodes connect to --master-addr
   options.port = port;
+  options.job_token = job_token;
   return std::unique_ptr<StoreHost>(new StoreHost(std::make_unique<TcpStoreServer>(options)));
 }
 

@@ -6,23 +6,27 @@
 #include <cstring>
 
 #include "util/futex.h"
+#include "util/hmac.h"
 #include "weft/error.h"
 
 namespace weft::transport {
 
 namespace {
 
-constexpr uint64_t kMailboxMagic = 0x786f626c69616d57ull;  // "Wmailbox"
+// Changed with the header: the token became its digest.
+constexpr uint64_t kMailboxMagic = 0x32786f626c69614dull;  // "Mailbox2"
 constexpr std::size_t kHeaderBytes = 4096;
 static_assert(sizeof(MailboxHeader) <= kHeaderBytes);
 
+util::Digest mailbox_digest(const std::string& token) {
+  static const std::string kLabel = "weft-shm-mailbox";
+  return util::hmac_sha256(token, std::vector<uint8_t>(kLabel.begin(), kLabel.end()));
+}
+
 bool same_token(const MailboxHeader& header, const std::string& token) {
-  if (header.token_bytes != token.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    diff |= static_cast<unsigned char>(header.token[i] ^ token[i]);
-  }
-  return diff == 0;
+  util::Digest held;
+  std::memcpy(held.data(), header.token_digest, held.size());
+  return util::same_digest(held, mailbox_digest(token));
 }
 
 }  // namespace
@@ -47,19 +51,14 @@ std::size_t Mailbox::bytes_for(int world_size, std::size_t ring_capacity) {
 }
 
 Mailbox Mailbox::create(int world_size, std::size_t ring_capacity, const std::string& job_token) {
-  if (job_token.size() > sizeof(MailboxHeader::token)) {
-    throw Error(
-        ErrorCode::kInvalidArgument,
-        "the job token is longer than " + std::to_string(sizeof(MailboxHeader::token)) + " bytes");
-  }
   Mailbox mailbox;
   mailbox.segment_ = SharedSegment::create("weft-mailbox", bytes_for(world_size, ring_capacity));
   mailbox.header_ = new (mailbox.segment_.base()) MailboxHeader();
   mailbox.header_->world_size = world_size;
   mailbox.header_->ring_capacity = static_cast<uint32_t>(ring_capacity);
   mailbox.header_->pid = getpid();
-  mailbox.header_->token_bytes = static_cast<uint32_t>(job_token.size());
-  std::memcpy(mailbox.header_->token, job_token.data(), job_token.size());
+  util::Digest digest = mailbox_digest(job_token);
+  std::memcpy(mailbox.header_->token_digest, digest.data(), digest.size());
   mailbox.header_->magic = kMailboxMagic;
   mailbox.ring_capacity_ = ring_capacity;
   return mailbox;

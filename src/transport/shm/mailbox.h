@@ -21,6 +21,7 @@
 
 #include "transport/shm/shared_segment.h"
 #include "transport/shm/shm_ring.h"
+#include "util/hmac.h"
 
 namespace weft::transport {
 
@@ -34,8 +35,10 @@ struct alignas(64) MailboxHeader {
   int32_t world_size;
   uint32_t ring_capacity;
   int32_t pid;
-  uint32_t token_bytes;
-  char token[128];  // the job token: a mailbox of another job is never written to
+  uint32_t reserved;
+  // HMAC-SHA256(job token, "weft-shm-mailbox"): a mailbox of another job is never written to,
+  // and whoever can read the segment does not learn the token.
+  uint8_t token_digest[util::kDigestBytes];
   alignas(64) std::atomic<uint32_t> pollers{0};
   std::atomic<uint32_t> sleeping{0};
   std::atomic<uint32_t> doorbell{0};

@@ -1,5 +1,25 @@
-// The TCP handshake: the connecting rank presents the job token and its rank; the accepting
-// rank answers with a status. A connection that fails it is closed and logged, never used.
+// The TCP handshake: a challenge-response in both directions, so that each side of a
+// connection proves it knows the job token before the other uses the connection, and the
+// token itself never crosses the wire.
+//
+//   connecting rank C                            accepting rank A
+//   Hello     {C's rank, world size, nonce_c}  ->
+//                                              <- Challenge {status, A's rank, nonce_a, mac_a}
+//   Proof     {status, mac_c}                  ->
+//                                              <- Ack       {status, A's rank}
+//
+// mac_a = HMAC-SHA256(token, "weft-tcp-2 accepting" | nonce_c | nonce_a | C | A | world size),
+// mac_c the same with "weft-tcp-2 connecting". C checks mac_a before it sends its own proof
+// and A checks mac_c before it acknowledges: A is ready after a valid proof, C after an OK ack,
+// so neither side uses a connection whose other end it has not verified. Both nonces are fresh
+// for every connection, so a recorded exchange replayed later proves nothing; the direction
+// label keeps one side's digest from serving as the other's; the ranks keep a digest made for
+// one pair of ranks from serving another pair.
+//
+// Every message has a fixed size and starts with its own magic: a stranger is recognised from
+// its first four bytes, and no length read from the wire is ever trusted.
+// A connection that fails is closed and logged, never used. Not encrypted: after the
+// handshake, frames travel in the clear (docs/RELIABILITY.md, "Authentication").
 #pragma once
 
 #include <cstdint>
@@ -7,16 +27,28 @@
 #include <string>
 #include <vector>
 
-namespace weft::transport {
+#include "util/hmac.h"
 
-inline constexpr std::size_t kMaxTokenBytes = 256;
+namespace weft::transport {
 
 enum class HandshakeStatus : uint32_t { kOk = 0, kBadToken = 1, kBadRank = 2, kBadVersion = 3 };
 
 struct Hello {
   uint32_t rank = 0;
   uint32_t world_size = 0;
-  std::string token;
+  util::Nonce nonce{};
+};
+
+struct Challenge {
+  HandshakeStatus status = HandshakeStatus::kOk;
+  uint32_t rank = 0;
+  util::Nonce nonce{};
+  util::Digest mac{};
+};
+
+struct Proof {
+  HandshakeStatus status = HandshakeStatus::kOk;
+  util::Digest mac{};
 };
 
 struct Ack {
@@ -24,16 +56,38 @@ struct Ack {
   uint32_t rank = 0;
 };
 
+inline constexpr std::size_t kHelloBytes = 4 + 2 + 2 + 4 + 4 + util::kNonceBytes;
+inline constexpr std::size_t kChallengeBytes = 4 + 4 + 4 + util::kNonceBytes + util::kDigestBytes;
+inline constexpr std::size_t kProofBytes = 4 + 4 + util::kDigestBytes;
 inline constexpr std::size_t kAckBytes = 12;
 
+// What both sides' digests are computed over: everything that identifies this connection.
+struct HandshakeTranscript {
+  util::Nonce connecting_nonce{};
+  util::Nonce accepting_nonce{};
+  uint32_t connecting_rank = 0;
+  uint32_t accepting_rank = 0;
+  uint32_t world_size = 0;
+};
+
+enum class HandshakeSide { kConnecting, kAccepting };
+
+// The digest `side` presents on the connection described by `transcript`.
+util::Digest handshake_mac(const std::string& token, HandshakeSide side,
+                           const HandshakeTranscript& transcript);
+
 std::vector<uint8_t> encode_hello(const Hello& hello);
+std::vector<uint8_t> encode_challenge(const Challenge& challenge);
+std::vector<uint8_t> encode_proof(const Proof& proof);
 std::vector<uint8_t> encode_ack(const Ack& ack);
 
-// Parses a Hello from the bytes received so far: nullopt while incomplete; throws
-// weft::Error(kUnauthorized) for bytes that are not a weft hello (a stranger).
-std::optional<Hello> parse_hello(const std::vector<uint8_t>& received);
-// Parses an Ack from exactly kAckBytes; throws kUnauthorized for garbage.
-Ack parse_ack(const uint8_t* bytes);
+// Each parser looks at the `size` bytes received so far: nullopt while the message is
+// incomplete; throws weft::Error(kUnauthorized) for bytes that are not that weft message (a
+// stranger, or a peer of another protocol version), as soon as they show it.
+std::optional<Hello> parse_hello(const uint8_t* bytes, std::size_t size);
+std::optional<Challenge> parse_challenge(const uint8_t* bytes, std::size_t size);
+std::optional<Proof> parse_proof(const uint8_t* bytes, std::size_t size);
+std::optional<Ack> parse_ack(const uint8_t* bytes, std::size_t size);
 
 const char* describe(HandshakeStatus status);
 

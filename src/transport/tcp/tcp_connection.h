@@ -19,6 +19,7 @@
 #include "transport/frame_header.h"
 #include "transport/matcher.h"
 #include "transport/request.h"
+#include "transport/tcp/handshake.h"
 #include "util/socket.h"
 
 namespace weft::transport {
@@ -34,7 +35,22 @@ struct OutboundFrame {
   std::size_t total() const { return kFrameHeaderBytes + payload_bytes; }
 };
 
-enum class ConnectionState { kConnecting, kAwaitHello, kAwaitAck, kReady, kClosed };
+// The handshake's states (handshake.h): an accepting connection waits for the hello, then for
+// the proof; a connecting one for the challenge, then for the ack.
+enum class ConnectionState {
+  kConnecting,
+  kAwaitHello,
+  kAwaitChallenge,
+  kAwaitProof,
+  kAwaitAck,
+  kReady,
+  kClosed
+};
+
+inline bool in_handshake(ConnectionState state) {
+  return state == ConnectionState::kAwaitHello || state == ConnectionState::kAwaitChallenge ||
+         state == ConnectionState::kAwaitProof || state == ConnectionState::kAwaitAck;
+}
 
 class TcpConnection {
  public:
@@ -47,13 +63,15 @@ class TcpConnection {
 
   util::Fd fd;
   const bool outgoing;
-  int peer;  // -1 until an incoming connection's hello names it
+  int peer;  // -1 until an incoming connection's proof is verified
   std::string address;
+  // When it was accepted or began to connect: its handshake must end within the timeout.
   std::chrono::steady_clock::time_point accepted_at = std::chrono::steady_clock::now();
 
   // --- handshake and lifetime (event loop, or under the transport lock) ----------------------
   std::atomic<ConnectionState> state{ConnectionState::kConnecting};  // read by any thread
-  int connect_errno = 0;  // a connect() that failed at once
+  int connect_errno = 0;          // a connect() that failed at once
+  HandshakeTranscript handshake;  // nonces and ranks, as far as the handshake has come
   bool goodbye_received = false;
 
   // --- outbound (send_mutex) -----------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "transport/tcp/handshake.h"
+#include "util/hmac.h"
 #include "util/log.h"
 
 namespace weft::transport {
@@ -25,13 +26,6 @@ constexpr int kLoopTickMs = 200;
 // Sentinels for epoll's data.ptr; connections use their own address.
 char kListenTag;
 char kWakeTag;
-
-bool equal_constant_time(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& message) {
   return std::make_shared<const Error>(code, message);
@@ -466,17 +460,21 @@ void TcpTransport::on_connected(TcpConnection* connection) {
     getsockopt(connection->fd.get(), SOL_SOCKET, SO_ERROR, &error, &length);
   }
   if (error == 0) {
-    Hello hello{static_cast<uint32_t>(options_.rank), static_cast<uint32_t>(options_.world_size),
-                options_.job_token};
-    std::vector<uint8_t> bytes = encode_hello(hello);
-    ssize_t sent = ::send(connection->fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (sent == static_cast<ssize_t>(bytes.size())) {
-      connection->state = ConnectionState::kAwaitAck;
+    HandshakeTranscript& handshake = connection->handshake;
+    handshake.connecting_nonce = util::fresh_nonce();
+    handshake.connecting_rank = static_cast<uint32_t>(options_.rank);
+    handshake.accepting_rank = static_cast<uint32_t>(connection->peer);
+    handshake.world_size = static_cast<uint32_t>(options_.world_size);
+    Hello hello{handshake.connecting_rank, handshake.world_size, handshake.connecting_nonce};
+    if (send_handshake(connection, encode_hello(hello))) {
+      // The handshake's timeout counts from here: connecting has its own.
+      connection->accepted_at = std::chrono::steady_clock::now();
+      connection->state = ConnectionState::kAwaitChallenge;
       std::lock_guard lock(connection->send_mutex);
       watch(connection, EPOLLIN | EPOLLRDHUP);
       return;
     }
-    error = sent < 0 ? errno : EPROTO;
+    error = errno != 0 ? errno : EPROTO;
   }
   std::lock_guard in_lock(connection->in_mutex);
   std::string why = error == ECONNREFUSED
@@ -533,8 +531,7 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
       return false;
     }
     connection->staged_end += static_cast<std::size_t>(n);
-    if (connection->state == ConnectionState::kAwaitHello ||
-        connection->state == ConnectionState::kAwaitAck) {
+    while (in_handshake(connection->state)) {
       if (!parse_handshake(connection)) return connection->state != ConnectionState::kClosed;
     }
     if (connection->state == ConnectionState::kReady) parse_frames(connection);
@@ -543,70 +540,192 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
 }
 
 bool TcpTransport::parse_handshake(TcpConnection* connection) {
-  uint8_t* begin = connection->staging.data() + connection->staged_begin;
-  if (connection->state == ConnectionState::kAwaitAck) {
-    if (connection->staged() < kAckBytes) return false;
-    Ack ack = parse_ack(begin);
-    connection->staged_begin += kAckBytes;
-    if (ack.status != HandshakeStatus::kOk) {
-      int peer = connection->peer;
-      util::log_error(util::Subsys::kTransport, [&] {
-        return "rank " + std::to_string(peer) + " at " + connection->address +
-               " refused our connection: " + describe(ack.status);
-      });
-      close_connection(connection);
-      fail_peer(peer,
-                peer_error(peer, ErrorCode::kUnauthorized,
-                           "rank " + std::to_string(peer) + " refused our connection: " +
-                               describe(ack.status) + " (is it part of this job?)"),
-                /*flood=*/false);
+  const uint8_t* bytes = connection->staging.data() + connection->staged_begin;
+  std::size_t size = connection->staged();
+  switch (connection->state.load()) {
+    case ConnectionState::kAwaitHello:
+      return on_hello(connection, bytes, size);
+    case ConnectionState::kAwaitProof:
+      return on_proof(connection, bytes, size);
+    case ConnectionState::kAwaitChallenge:
+      return on_challenge(connection, bytes, size);
+    case ConnectionState::kAwaitAck:
+      return on_ack(connection, bytes, size);
+    default:
       return false;
-    }
-    became_ready(connection);
-    return true;
   }
+}
 
-  std::vector<uint8_t> received(begin, begin + connection->staged());
+// Accepting side, first message: who claims to connect, and its nonce. We answer with our
+// nonce and our proof, bound to both nonces and both ranks.
+bool TcpTransport::on_hello(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
   std::optional<Hello> hello;
   try {
-    hello = parse_hello(received);
+    hello = parse_hello(bytes, size);
   } catch (const Error& e) {
-    util::log_warn(util::Subsys::kTransport, [&] {
-      return "refused a connection from " + connection->address + ": " + e.message();
-    });
-    close_connection(connection);
+    refuse_incoming(connection, e.message());
     return false;
   }
   if (!hello) return false;
-  HandshakeStatus status = HandshakeStatus::kOk;
-  if (!equal_constant_time(hello->token, options_.job_token)) {
-    status = HandshakeStatus::kBadToken;
-  } else if (hello->world_size != static_cast<uint32_t>(options_.world_size) ||
-             hello->rank >= static_cast<uint32_t>(options_.world_size) ||
-             hello->rank == static_cast<uint32_t>(options_.rank)) {
-    status = HandshakeStatus::kBadRank;
-  }
-  std::vector<uint8_t> ack = encode_ack({status, static_cast<uint32_t>(options_.rank)});
-  ssize_t ignored = ::send(connection->fd.get(), ack.data(), ack.size(), MSG_NOSIGNAL);
-  (void)ignored;
-  if (status != HandshakeStatus::kOk) {
-    util::log_warn(util::Subsys::kTransport, [&] {
-      return "refused a connection from " + connection->address + " claiming rank " +
-             std::to_string(hello->rank) + ": " + describe(status);
-    });
-    close_connection(connection);
+  connection->staged_begin += kHelloBytes;
+  if (hello->world_size != static_cast<uint32_t>(options_.world_size) ||
+      hello->rank >= static_cast<uint32_t>(options_.world_size) ||
+      hello->rank == static_cast<uint32_t>(options_.rank)) {
+    Challenge refusal;
+    refusal.status = HandshakeStatus::kBadRank;
+    refusal.rank = static_cast<uint32_t>(options_.rank);
+    send_handshake(connection, encode_challenge(refusal));
+    refuse_incoming(connection, "it claims rank " + std::to_string(hello->rank) + " of " +
+                                    std::to_string(hello->world_size) + ": " +
+                                    describe(HandshakeStatus::kBadRank));
     return false;
   }
-  connection->staged_begin = connection->staged_end;
+  HandshakeTranscript& handshake = connection->handshake;
+  handshake.connecting_nonce = hello->nonce;
+  handshake.accepting_nonce = util::fresh_nonce();
+  handshake.connecting_rank = hello->rank;
+  handshake.accepting_rank = static_cast<uint32_t>(options_.rank);
+  handshake.world_size = hello->world_size;
+  Challenge challenge{HandshakeStatus::kOk, handshake.accepting_rank, handshake.accepting_nonce,
+                      handshake_mac(options_.job_token, HandshakeSide::kAccepting, handshake)};
+  if (!send_handshake(connection, encode_challenge(challenge))) {
+    refuse_incoming(connection, "could not send it our challenge");
+    return false;
+  }
+  connection->state = ConnectionState::kAwaitProof;
+  return true;
+}
+
+// Accepting side, second message: the connecting rank's proof. Only a valid one makes the
+// connection a rank's: until then it belongs to nobody, and its loss fails nothing.
+bool TcpTransport::on_proof(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+  std::optional<Proof> proof;
+  const HandshakeTranscript& handshake = connection->handshake;
+  std::string claimed = "claiming rank " + std::to_string(handshake.connecting_rank);
+  try {
+    proof = parse_proof(bytes, size);
+  } catch (const Error& e) {
+    refuse_incoming(connection, claimed + ": " + e.message());
+    return false;
+  }
+  if (!proof) return false;
+  connection->staged_begin += kProofBytes;
+  if (proof->status != HandshakeStatus::kOk) {
+    // It found our proof wrong: it is not of this job, or has another token.
+    refuse_incoming(connection,
+                    claimed + ": it refused our proof (" + describe(proof->status) + ")");
+    return false;
+  }
+  util::Digest expected = handshake_mac(options_.job_token, HandshakeSide::kConnecting, handshake);
+  bool valid = util::same_digest(proof->mac, expected);
+  Ack ack{valid ? HandshakeStatus::kOk : HandshakeStatus::kBadToken,
+          static_cast<uint32_t>(options_.rank)};
+  bool sent = send_handshake(connection, encode_ack(ack));
+  if (!valid || !sent) {
+    refuse_incoming(connection,
+                    claimed + ": " + (valid ? "could not send it our ack" : describe(ack.status)));
+    return false;
+  }
   {
     std::lock_guard lock(mutex_);
-    connection->peer = static_cast<int>(hello->rank);
+    connection->peer = static_cast<int>(handshake.connecting_rank);
     Peer& peer = *peers_[connection->peer];
     peer.connections.push_back(connection);
     if (!peer.sender.load()) peer.sender.store(connection, std::memory_order_release);
   }
   became_ready(connection);
   return true;
+}
+
+// Connecting side, first answer: the accepting rank's nonce and proof. We prove ourselves only
+// to a rank that has proved itself.
+bool TcpTransport::on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+  std::optional<Challenge> challenge;
+  try {
+    challenge = parse_challenge(bytes, size);
+  } catch (const Error& e) {
+    fail_outgoing_handshake(connection, ErrorCode::kUnauthorized, e.message());
+    return false;
+  }
+  if (!challenge) return false;
+  connection->staged_begin += kChallengeBytes;
+  if (challenge->status != HandshakeStatus::kOk) {
+    fail_outgoing_handshake(
+        connection, ErrorCode::kUnauthorized,
+        std::string("it refused our connection: ") + describe(challenge->status));
+    return false;
+  }
+  if (challenge->rank != static_cast<uint32_t>(connection->peer)) {
+    fail_outgoing_handshake(connection, ErrorCode::kUnauthorized,
+                            "it answered as rank " + std::to_string(challenge->rank));
+    return false;
+  }
+  HandshakeTranscript& handshake = connection->handshake;
+  handshake.accepting_nonce = challenge->nonce;
+  util::Digest expected = handshake_mac(options_.job_token, HandshakeSide::kAccepting, handshake);
+  if (!util::same_digest(challenge->mac, expected)) {
+    // Tell it why we leave, so that its log says so too; our proof is not sent.
+    send_handshake(connection, encode_proof({HandshakeStatus::kBadToken, {}}));
+    fail_outgoing_handshake(connection, ErrorCode::kUnauthorized,
+                            std::string("we refused it: its proof failed (") +
+                                describe(HandshakeStatus::kBadToken) + ")");
+    return false;
+  }
+  Proof proof{HandshakeStatus::kOk,
+              handshake_mac(options_.job_token, HandshakeSide::kConnecting, handshake)};
+  if (!send_handshake(connection, encode_proof(proof))) {
+    fail_outgoing_handshake(connection, ErrorCode::kPeerFailure, "could not send it our proof");
+    return false;
+  }
+  connection->state = ConnectionState::kAwaitAck;
+  return true;
+}
+
+// Connecting side, last message: the accepting rank accepted our proof.
+bool TcpTransport::on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+  std::optional<Ack> ack;
+  try {
+    ack = parse_ack(bytes, size);
+  } catch (const Error& e) {
+    fail_outgoing_handshake(connection, ErrorCode::kUnauthorized, e.message());
+    return false;
+  }
+  if (!ack) return false;
+  connection->staged_begin += kAckBytes;
+  if (ack->status != HandshakeStatus::kOk || ack->rank != static_cast<uint32_t>(connection->peer)) {
+    fail_outgoing_handshake(connection, ErrorCode::kUnauthorized,
+                            std::string("it refused our connection: ") + describe(ack->status));
+    return false;
+  }
+  became_ready(connection);
+  return true;
+}
+
+// Handshake messages are tiny and the socket's buffer is empty then: one send takes them whole
+// or the connection is broken.
+bool TcpTransport::send_handshake(TcpConnection* connection, const std::vector<uint8_t>& message) {
+  errno = 0;
+  ssize_t sent = ::send(connection->fd.get(), message.data(), message.size(), MSG_NOSIGNAL);
+  return sent == static_cast<ssize_t>(message.size());
+}
+
+void TcpTransport::refuse_incoming(TcpConnection* connection, const std::string& why) {
+  util::log_warn(util::Subsys::kTransport,
+                 [&] { return "refused a connection from " + connection->address + ": " + why; });
+  close_connection(connection);
+}
+
+// Our connection to a peer failed its handshake: everything waiting on the peer fails with the
+// reason (not as a death: the peer may be fine, and nothing is flooded).
+void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
+                                           const std::string& why) {
+  int peer = connection->peer;
+  std::string what = "rank " + std::to_string(peer) + " at " + connection->address +
+                     " failed the handshake: " + why;
+  util::log_error(util::Subsys::kTransport, [&] { return what; });
+  close_connection(connection);
+  fail_peer(peer, peer_error(peer, code, what + " (is it part of this job, with its token?)"),
+            /*flood=*/false);
 }
 
 void TcpTransport::became_ready(TcpConnection* connection) {
@@ -855,20 +974,23 @@ void TcpTransport::drop_stale_handshakes() {
   {
     std::lock_guard lock(mutex_);
     for (auto& connection : connections_) {
-      if (connection->state == ConnectionState::kAwaitHello &&
+      if (in_handshake(connection->state) &&
           now - connection->accepted_at > options_.handshake_timeout) {
         stale.push_back(connection.get());
       }
     }
   }
+  std::string within = " within " + std::to_string(options_.handshake_timeout.count()) +
+                       " ms (WEFT_HANDSHAKE_TIMEOUT)";
   for (TcpConnection* connection : stale) {
-    util::log_warn(util::Subsys::kTransport, [&] {
-      return "dropped a connection from " + connection->address +
-             " that did not present a job token within " +
-             std::to_string(options_.handshake_timeout.count()) + " ms";
-    });
     std::lock_guard in_lock(connection->in_mutex);
-    close_connection(connection);
+    if (!in_handshake(connection->state)) continue;
+    if (connection->outgoing) {
+      fail_outgoing_handshake(connection, ErrorCode::kTimeout,
+                              "it did not complete the handshake" + within);
+    } else {
+      refuse_incoming(connection, "it did not complete the handshake" + within);
+    }
   }
 }
 
@@ -1051,8 +1173,7 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
     std::lock_guard lock(mutex_);
     for (auto& connection : connections_) {
       ConnectionState state = connection->state.load();
-      if (state == ConnectionState::kConnecting || state == ConnectionState::kAwaitAck ||
-          state == ConnectionState::kAwaitHello) {
+      if (state == ConnectionState::kConnecting || in_handshake(state)) {
         return false;
       }
     }

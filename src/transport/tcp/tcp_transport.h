@@ -6,7 +6,8 @@
 //   it, or a receive from it — never all-to-all at start-up. If both sides connect at once,
 //   both connections live; each side always sends on the first one it picked, so the order
 //   of messages per (sender, context, tag) holds.
-// - A handshake carries the job token; a stranger is refused, logged and dropped.
+// - A challenge-response handshake in both directions (handshake.h) proves that both ends know
+//   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
 //   queue is empty is written directly by the posting thread (no thread hop). Payloads are
 //   read straight into the matching receive's buffer; a message that arrives before its
@@ -105,7 +106,16 @@ class TcpTransport final : public Transport, public MessageSink {
   void on_writable(TcpConnection* connection);
   // Reads and handles everything available; false when the connection ended.
   bool read_available(TcpConnection* connection, std::string* why);
+  // The handshake (handshake.h): parse_handshake handles the next message of the connection's
+  // state; true when it handled one and the connection lives on.
   bool parse_handshake(TcpConnection* connection);
+  bool on_hello(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
+  bool on_proof(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
+  bool on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
+  bool on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
+  bool send_handshake(TcpConnection* connection, const std::vector<uint8_t>& message);
+  void refuse_incoming(TcpConnection* connection, const std::string& why);
+  void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why);
   void parse_frames(TcpConnection* connection);
   void begin_frame(TcpConnection* connection);
   void finish_frame(TcpConnection* connection);

@@ -1,0 +1,423 @@
+// weftrun_hosts_test — `weftrun --hosts ... --rsh ...` end to end (docs/weftrun.md, "Several
+// hosts from one command").
+//
+// Two hosts without two machines: two network namespaces joined by a veth pair (names and
+// addresses private to this test process), and a remote shell script that enters a namespace
+// where ssh would log in. The script detaches the remote side as ssh does (a new session that
+// keeps only the stdin pipe), so killing the script leaves the "remote" weftrun running and only
+// the end of its stdin can stop it: what these tests check weftrun relies on. The ranks are this
+// binary in probe mode, running a real weft all_reduce and checking its sum.
+//
+// The namespace tests need root and iproute2's `ip`; elsewhere they are skipped, saying why.
+// Every command the test runs is bounded by timeout(1), and the namespaces, with anything still
+// in them, are removed when a test ends, passed or failed.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/temp_paths.h"
+#include "weft/weft.h"
+#include "weftrun_process.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using weft::testing::eventually;
+using weft::testing::read_file;
+using weft::testing::TempDir;
+using weft::testing::Weftrun;
+
+std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
+
+// --- probe mode: a rank of the job ------------------------------------------------------------
+
+// All-reduces rank + 1 and checks the sum, then prints one line saying where it ran. Then by
+// `mode`: "ok" returns; "fail R C": rank R exits with code C, the others wait to be stopped;
+// "hang": every rank waits to be stopped.
+int run_allreduce_probe(const std::vector<std::string>& mode) {
+  auto group = weft::init_process_group();
+  std::vector<double> value(1, group->rank() + 1.0);
+  group->all_reduce(weft::BufferView(value));
+  const double expected = group->size() * (group->size() + 1) / 2.0;
+  if (value[0] != expected) {
+    std::fprintf(stderr, "probe: rank %d got the sum %g, expected %g\n", group->rank(), value[0],
+                 expected);
+    return 20;
+  }
+  std::error_code error;
+  std::string netns = fs::read_symlink("/proc/self/ns/net", error).string();
+  std::printf("allreduce ok rank=%d size=%d sum=%g node=%s netns=%s\n", group->rank(),
+              group->size(), value[0], std::getenv("NODE_RANK"), netns.c_str());
+  std::fflush(stdout);
+  if (mode.empty() || mode[0] == "ok") return 0;
+  if (mode[0] == "fail" && mode.size() == 3 && group->rank() == std::stoi(mode[1])) {
+    std::this_thread::sleep_for(300ms);
+    std::_Exit(std::stoi(mode[2]));  // without leaving the group, like a crash
+  }
+  std::this_thread::sleep_for(30s);  // weftrun stops the job long before
+  return 0;
+}
+
+// --- the two hosts: network namespaces --------------------------------------------------------
+
+// Runs `command` under sh with a deadline; its output is discarded. True when it exits 0.
+bool run(const std::string& command) {
+  std::string bounded = "timeout 10 " + command + " >/dev/null 2>&1";
+  return std::system(bounded.c_str()) == 0;
+}
+
+// The output of `command`, bounded like run().
+std::string output_of(const std::string& command) {
+  std::string bounded = "timeout 10 " + command + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(bounded.c_str(), "r"), ::pclose);
+  if (!pipe) return "";
+  std::string text;
+  std::array<char, 256> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe.get()) != nullptr) text += chunk.data();
+  return text;
+}
+
+// Two namespaces, "hosts" 10.201.0.1 and 10.201.0.2, each with its end of one veth pair named
+// eth0 inside, and lo up. Removed, with every process still in them, on destruction.
+class TwoHosts {
+ public:
+  static constexpr const char* kAddress[2] = {"10.201.0.1", "10.201.0.2"};
+
+  // Null, with the reason in `why_not`, where namespaces cannot be made.
+  static std::unique_ptr<TwoHosts> create(std::string& why_not) {
+    if (::geteuid() != 0) {
+      why_not = "needs root to create network namespaces";
+      return nullptr;
+    }
+    if (!run("ip -V")) {
+      why_not = "needs iproute2's ip";
+      return nullptr;
+    }
+    std::unique_ptr<TwoHosts> hosts(new TwoHosts());
+    if (!hosts->set_up()) {
+      why_not =
+          "cannot create network namespaces and a veth pair here (ip netns add / ip link "
+          "add failed)";
+      return nullptr;
+    }
+    return hosts;
+  }
+
+  ~TwoHosts() {
+    for (const std::string& ns : namespaces_) {
+      kill_everything_in(ns);
+      run("ip netns delete " + ns);  // takes its end of the veth pair, and so the pair, along
+    }
+  }
+
+  const std::string& netns(int host) const { return namespaces_[static_cast<std::size_t>(host)]; }
+
+  // The pids in a namespace (ip netns pids).
+  std::vector<pid_t> pids(int host) const {
+    std::vector<pid_t> pids;
+    std::istringstream words(output_of("ip netns pids " + netns(host)));
+    for (pid_t pid; words >> pid;) pids.push_back(pid);
+    return pids;
+  }
+
+  // The namespace's identity as a process inside it sees /proc/self/ns/net.
+  std::string identity(int host) const {
+    std::string text = output_of("ip netns exec " + netns(host) + " readlink /proc/self/ns/net");
+    return text.substr(0, text.find('\n'));
+  }
+
+  // A remote shell for weftrun --rsh: `rsh HOST LINE` runs LINE in HOST's namespace, detached
+  // like an ssh session: a session of its own, holding only the stdin it was given.
+  std::string write_remote_shell(const fs::path& dir) const {
+    fs::path script = dir / "netns-rsh";
+    std::ofstream out(script);
+    out << "#!/bin/sh\n"
+        << "case \"$1\" in\n"
+        << "  " << kAddress[0] << ") ns=" << netns(0) << " ;;\n"
+        << "  " << kAddress[1] << ") ns=" << netns(1) << " ;;\n"
+        << "  *) echo \"netns-rsh: $1: no such host\" >&2; exit 255 ;;\n"
+        << "esac\n"
+        // A background command's stdin would be /dev/null: keep the real one on fd 3.
+        << "exec 3<&0\n"
+        << "ip netns exec \"$ns\" setsid sh -c \"$2\" <&3 3<&- &\n"
+        << "wait $!\n";
+    out.close();
+    ::chmod(script.c_str(), 0755);
+    return script.string();
+  }
+
+ private:
+  TwoHosts() {
+    std::string id = "wft" + std::to_string(::getpid());
+    namespaces_ = {id + "a", id + "b"};
+    veth_ = {id + "x", id + "y"};
+  }
+
+  bool set_up() {
+    for (int host = 0; host < 2; ++host) {
+      if (!run("ip netns add " + netns(host))) {
+        if (host == 1) run("ip netns delete " + netns(0));
+        namespaces_.resize(static_cast<std::size_t>(host));
+        return false;
+      }
+    }
+    if (!run("ip link add " + veth_[0] + " type veth peer name " + veth_[1])) return false;
+    for (int host = 0; host < 2; ++host) {
+      const std::string& ns = netns(host);
+      const std::string& veth = veth_[static_cast<std::size_t>(host)];
+      if (!run("ip link set " + veth + " netns " + ns) ||
+          !run("ip -n " + ns + " link set " + veth + " name eth0") ||
+          !run("ip -n " + ns + " addr add " + kAddress[host] + "/24 dev eth0") ||
+          !run("ip -n " + ns + " link set eth0 up") || !run("ip -n " + ns + " link set lo up")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void kill_everything_in(const std::string& ns) const {
+    for (int round = 0; round < 50; ++round) {
+      std::string pids = output_of("ip netns pids " + ns);
+      if (pids.find_first_not_of(" \n") == std::string::npos) return;
+      run("kill -9 " + std::regex_replace(pids, std::regex("\n"), " "));
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+
+  std::vector<std::string> namespaces_;
+  std::vector<std::string> veth_;
+};
+
+class WeftrunHostsNetns : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why_not;
+    hosts_ = TwoHosts::create(why_not);
+    if (!hosts_) GTEST_SKIP() << why_not;
+    rsh_ = hosts_->write_remote_shell(dir_.path());
+  }
+  void TearDown() override { hosts_.reset(); }
+
+  // weftrun --hosts 10.201.0.1:2,10.201.0.2:2 --rsh <script> <extra> <this binary as a rank>
+  std::unique_ptr<Weftrun> launch(const std::vector<std::string>& probe_mode,
+                                  const std::vector<std::string>& extra = {},
+                                  const std::string& hosts = "10.201.0.1:2,10.201.0.2:2") {
+    std::vector<std::string> args = {"--hosts", hosts, "--rsh", rsh_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {self_exe(), "--weftrun-hosts-probe"});
+    args.insert(args.end(), probe_mode.begin(), probe_mode.end());
+    // The ranks use each namespace's own interface; a stuck collective gives up soon.
+    return std::make_unique<Weftrun>(
+        args, dir_.path(), "weftrun",
+        std::map<std::string, std::string>{{"WEFT_SOCKET_IFNAME", "eth0"}, {"WEFT_TIMEOUT", "20"}});
+  }
+
+  // Nothing of the job may outlive weftrun, on either host.
+  void expect_hosts_empty() {
+    for (int host = 0; host < 2; ++host) {
+      EXPECT_TRUE(eventually([&] { return hosts_->pids(host).empty(); }, 10s))
+          << hosts_->pids(host).size() << " processes left in " << hosts_->netns(host);
+    }
+  }
+
+  TempDir dir_;
+  std::unique_ptr<TwoHosts> hosts_;
+  std::string rsh_;
+};
+
+std::vector<std::smatch> probe_lines(const std::string& out, std::vector<std::string>& storage) {
+  static const std::regex pattern(
+      R"(\[rank (\d)\] allreduce ok rank=(\d) size=(\d) sum=(\d+) node=(\d) netns=(\S+))");
+  std::vector<std::smatch> matches;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) storage.push_back(line);
+  for (const std::string& line : storage) {
+    std::smatch m;
+    if (std::regex_match(line, m, pattern)) matches.push_back(m);
+  }
+  return matches;
+}
+
+TEST_F(WeftrunHostsNetns, RunsOneAllReduceOverTwoHosts) {
+  auto weftrun = launch({"ok"});
+  ASSERT_EQ(weftrun->wait(60s), 0) << weftrun->err() << weftrun->out();
+  std::vector<std::string> storage;
+  std::set<int> ranks;
+  for (const std::smatch& m : probe_lines(weftrun->out(), storage)) {
+    int rank = std::stoi(m[1]);
+    EXPECT_EQ(std::stoi(m[2]), rank);
+    EXPECT_EQ(m[3], "4");
+    EXPECT_EQ(m[4], "10") << "1 + 2 + 3 + 4";
+    int node = rank / 2;  // by slot: ranks 0-1 on the first host, 2-3 on the second
+    EXPECT_EQ(std::stoi(m[5]), node);
+    EXPECT_EQ(m[6], hosts_->identity(node)) << "rank " << rank << " ran in the wrong namespace";
+    ranks.insert(rank);
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3})) << weftrun->out() << weftrun->err();
+  expect_hosts_empty();
+}
+
+TEST_F(WeftrunHostsNetns, ARankFailingOnTheSecondHostStopsTheJobNamingRankAndHost) {
+  auto weftrun = launch({"fail", "3", "7"});
+  EXPECT_EQ(weftrun->wait(60s), 7) << weftrun->err();
+  EXPECT_LT(weftrun->seconds(), 15.0);
+  const std::string err = weftrun->err();
+  EXPECT_TRUE(std::regex_search(
+      err,
+      std::regex(R"(weftrun: rank 3 \(node 1 on 10\.201\.0\.2, pid \d+\) exited with code 7)")))
+      << err;
+  // Node 0 heard it through the store and stopped its own ranks.
+  EXPECT_TRUE(std::regex_search(
+      err, std::regex(R"(weftrun: stopping the 2 ranks of node 0 on 10\.201\.0\.1: rank 3 )"
+                      R"(\(node 1 on 10\.201\.0\.2, pid \d+\) exited with code 7)")))
+      << err;
+  expect_hosts_empty();
+}
+
+TEST_F(WeftrunHostsNetns, SigtermToTheLauncherStopsEveryHost) {
+  auto weftrun = launch({"hang"});
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::vector<std::string> storage;
+        return probe_lines(weftrun->out(), storage).size() == 4;
+      },
+      30s))
+      << weftrun->out() << weftrun->err();
+  ::kill(weftrun->pid(), SIGTERM);
+  EXPECT_EQ(weftrun->wait(30s), 128 + SIGTERM) << weftrun->err();
+  // A signal to the remote shell would stop nothing over there: each remote weftrun stops
+  // because its stdin ended, or because the other node, whose stdin ended first, said so through
+  // the store. Either way it still reported back through the remote shell.
+  const std::string err = weftrun->err();
+  EXPECT_NE(err.find("weftrun: the launcher of node "), std::string::npos) << err;
+  for (int node = 0; node < 2; ++node) {
+    std::string name =
+        "node " + std::to_string(node) + " on 10\\.201\\.0\\." + std::to_string(node + 1);
+    EXPECT_TRUE(std::regex_search(
+        err, std::regex("weftrun: (the launcher of " + name +
+                        R"( closed its stdin \(it is stopping the job, or gone\); stopping the 2 )"
+                        "ranks|stopping the 2 "
+                        "ranks of " +
+                        name + ": the launcher of node)")))
+        << name << "\n"
+        << err;
+  }
+  expect_hosts_empty();
+}
+
+TEST_F(WeftrunHostsNetns, SigkillOfTheLauncherStopsEveryHost) {
+  auto weftrun = launch({"hang"});
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::vector<std::string> storage;
+        return probe_lines(weftrun->out(), storage).size() == 4;
+      },
+      30s))
+      << weftrun->out() << weftrun->err();
+  // Nothing of the launcher can act now; the end of the agents' stdin is all they get.
+  ::kill(weftrun->pid(), SIGKILL);
+  EXPECT_EQ(weftrun->wait(10s), 128 + SIGKILL);
+  expect_hosts_empty();
+}
+
+TEST_F(WeftrunHostsNetns, AHostTheRemoteShellCannotReachFailsTheJob) {
+  auto weftrun = launch({"ok"}, {"--join-timeout", "3"}, "10.201.0.1:1,10.201.0.9:1");
+  EXPECT_EQ(weftrun->wait(30s), 255) << weftrun->err();
+  const std::string err = weftrun->err();
+  EXPECT_NE(err.find("netns-rsh: 10.201.0.9: no such host"), std::string::npos) << err;
+  EXPECT_NE(err.find("weftrun: node 1 (10.201.0.9) exited with code 255"), std::string::npos)
+      << err;
+  expect_hosts_empty();
+}
+
+// --- without namespaces -----------------------------------------------------------------------
+
+TEST(WeftrunHosts, NodesOnThisHostStartWithoutTheRemoteShell) {
+  TempDir dir;
+  // --rsh false: any use of the remote shell would fail the job.
+  Weftrun weftrun({"--hosts", "localhost:1,127.0.0.1:1", "--rsh", "false", self_exe(),
+                   "--weftrun-hosts-probe", "ok"},
+                  dir.path());
+  ASSERT_EQ(weftrun.wait(60s), 0) << weftrun.err();
+  std::vector<std::string> storage;
+  std::set<int> nodes;
+  for (const std::smatch& m : probe_lines(weftrun.out(), storage)) {
+    EXPECT_EQ(m[3], "2");
+    EXPECT_EQ(m[4], "3");
+    nodes.insert(std::stoi(m[5]));
+  }
+  EXPECT_EQ(nodes, (std::set<int>{0, 1})) << weftrun.out();
+}
+
+TEST(WeftrunHosts, GivesEveryNodeTheVariablesOfDashXAndWeft) {
+  TempDir dir;
+  Weftrun weftrun({"--hosts", "localhost:1,127.0.0.1:1", "-x", "HOSTS_TEST_SET=given", "-x",
+                   "HOSTS_TEST_INHERITED", "sh", "-c",
+                   "echo node $NODE_RANK: $HOSTS_TEST_SET $HOSTS_TEST_INHERITED $WEFT_HOSTS_TEST"},
+                  dir.path(), "weftrun",
+                  {{"HOSTS_TEST_INHERITED", "inherited"}, {"WEFT_HOSTS_TEST", "weft"}});
+  ASSERT_EQ(weftrun.wait(30s), 0) << weftrun.err();
+  const std::string out = weftrun.out();
+  EXPECT_NE(out.find("[rank 0] node 0: given inherited weft\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("[rank 1] node 1: given inherited weft\n"), std::string::npos) << out;
+}
+
+TEST(WeftrunHosts, RefusesImpossiblePlacementsWithTheNumbers) {
+  TempDir dir;
+  fs::path hostfile = dir.path() / "hosts";
+  std::ofstream(hostfile) << "# two hosts\nnode-a slots=2\n\nnode-b slots=2  # spare\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"--hostfile", hostfile.string(), "-np", "6", "true"},
+       "weftrun: -np 6 is more than the 4 slots of the hosts node-a:2, node-b:2; give fewer "
+       "ranks, more slots, or --oversubscribe (see weftrun --help)\n"},
+      {{"--hosts", "a:2,b:2", "--nnodes", "2", "true"},
+       "weftrun: --nnodes cannot be given with --hosts or --hostfile, which decide the nodes "
+       "(see weftrun --help)\n"},
+      {{"--hosts", "a", "--hostfile", hostfile.string(), "true"},
+       "weftrun: give --hosts or --hostfile, not both (see weftrun --help)\n"},
+      {{"--hosts", "localhost:1,192.0.2.1:1", "true"},
+       "weftrun: node 0 would host the job's store at 'localhost', which is loopback: the "
+       "other hosts cannot reach it there; list this host by a name or address they can reach, "
+       "or give --master-addr (see weftrun --help)\n"},
+  };
+  for (const Case& c : cases) {
+    Weftrun weftrun(c.args, dir.path());
+    EXPECT_EQ(weftrun.wait(20s), 2) << c.args[1];
+    EXPECT_EQ(weftrun.err(), c.message);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--weftrun-hosts-probe") == 0) {
+    try {
+      return run_allreduce_probe(std::vector<std::string>(argv + 2, argv + argc));
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "probe: %s\n", error.what());
+      return 21;
+    }
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
