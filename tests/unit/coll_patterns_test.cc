@@ -116,6 +116,14 @@ TEST(Segmentation, RoundsToWholeElementsAndCoversTheRun) {
   EXPECT_LE(make_segmentation(4, 4, 1001, 10).segments(1001), 10u);
 }
 
+TEST(Segmentation, NeverLongerThanTheLongestRun) {
+  // A 1 MiB segment for a run of 2 floats is 2 elements: receive slots are sized by it.
+  EXPECT_EQ(make_segmentation(1 << 20, 4, 2, kMaxSteps).segment_elements, 2u);
+  EXPECT_EQ(make_segmentation(1 << 20, 4, 2, kMaxSteps).segments(2), 1u);
+  EXPECT_EQ(make_segmentation(1 << 20, 4, 0, kMaxSteps).segment_elements, 1u);
+  EXPECT_EQ(make_segmentation(64, 4, 1000, kMaxSteps).segment_elements, 16u);
+}
+
 TEST(PowerOfTwoFold, ExtrasFoldOntoTheFirstRanks) {
   for (int size : kSizes) {
     int pof2 = 1;

@@ -5,6 +5,7 @@
 
 #include "coll/outstanding_requests.h"
 #include "coll/patterns/ring.h"
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 
 namespace weft::coll {
@@ -39,7 +40,7 @@ void naive_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType
   const ReduceOp kernel_op = op.kind == ReduceOp::kPremulSum ? ReduceOp(ReduceOp::kSum) : op;
   const std::size_t peers = static_cast<std::size_t>(size - 1);
   const std::size_t slot_bytes = seg.segment_elements * esize;
-  std::vector<uint8_t> scratch(2 * peers * slot_bytes);  // two segments' worth of inputs
+  Scratch scratch(2 * peers * slot_bytes);  // two segments' worth of inputs
   std::vector<const void*> inputs(static_cast<std::size_t>(size));
   OutstandingRequests outstanding(call);  // after scratch: settled before scratch is freed
   std::vector<core::RequestPtr> receives(2 * peers);

@@ -5,6 +5,7 @@
 
 #include "coll/patterns/recursive_doubling.h"
 #include "coll/patterns/ring.h"
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 
 namespace weft::coll {
@@ -45,7 +46,7 @@ void rabenseifner_all_reduce(CollectiveCall& call, void* data, std::size_t count
   // The largest span received while halving: the first round's kept half (at most the lower
   // half, as the first blocks are the bigger ones), or a whole folded buffer.
   const std::size_t half = patterns::blocks_range(count, pof2, 0, pof2 / 2).count;
-  std::vector<uint8_t> scratch((fold.is_fold_target() ? count : half) * esize);
+  Scratch scratch((fold.is_fold_target() ? count : half) * esize);
   if (fold.is_fold_target()) {
     call.recv(fold.fold_partner(), fold_step, scratch.data(), bytes);
     reduce::reduce_into(dtype, op, mine, scratch.data(), count);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "coll/patterns/recursive_doubling.h"
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 
 namespace weft::coll {
@@ -23,7 +24,7 @@ void recursive_doubling_all_reduce(CollectiveCall& call, void* data, std::size_t
     call.recv(fold.fold_partner(), unfold_step, data, bytes);
     return;
   }
-  std::vector<uint8_t> scratch(bytes);
+  Scratch scratch(bytes);
   if (fold.is_fold_target()) {
     call.recv(fold.fold_partner(), fold_step, scratch.data(), bytes);
     reduce::reduce_into(dtype, op, data, scratch.data(), count);

@@ -5,6 +5,7 @@
 
 #include "coll/outstanding_requests.h"
 #include "coll/patterns/ring.h"
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 #include "weft/error.h"
 
@@ -58,7 +59,7 @@ void run_phase(CollectiveCall& call, const RingLayout& layout, int phase, int fi
 
   // Gathering receives straight into data, so it can run further ahead at no memory cost.
   const std::size_t depth = reducing ? kReceiveDepth : 2 * kReceiveDepth;
-  std::vector<uint8_t> scratch(reducing ? depth * seg.segment_elements * esize : 0);
+  Scratch scratch(reducing ? depth * seg.segment_elements * esize : 0);
   OutstandingRequests outstanding(call);  // after scratch: settled before scratch is freed
   auto slot = [&](std::size_t i) {
     return scratch.data() + (i % depth) * seg.segment_elements * esize;

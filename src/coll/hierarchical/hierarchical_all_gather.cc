@@ -4,6 +4,7 @@
 
 #include "coll/algorithms.h"
 #include "coll/hierarchical/hierarchical.h"
+#include "coll/scratch.h"
 #include "coll/selector.h"
 
 namespace weft::coll {
@@ -21,7 +22,7 @@ void hierarchical_all_gather(CollectiveCall& call, const void* input, void* outp
     if (h > 0) host_offsets[h] = host_offsets[h - 1] + host_bytes[h - 1];
   }
   const std::size_t total = host_offsets[hosts - 1] + host_bytes[hosts - 1];
-  std::vector<uint8_t> by_host(total);
+  Scratch by_host(total);
 
   std::vector<std::size_t> local_counts;
   for (int member : layout.members[my_host]) local_counts.push_back(byte_counts[member]);

@@ -26,7 +26,9 @@ ElementRange Segmentation::segment(std::size_t count, std::size_t j) const {
 
 Segmentation make_segmentation(std::size_t segment_bytes, std::size_t element_bytes,
                                std::size_t longest_run, std::size_t max_segments) {
-  std::size_t elements = std::max<std::size_t>(1, segment_bytes / element_bytes);
+  // Never longer than the longest run: algorithms size their receive slots by the segment.
+  std::size_t elements = std::clamp<std::size_t>(segment_bytes / element_bytes, 1,
+                                                 std::max<std::size_t>(1, longest_run));
   const std::size_t needed = (longest_run + max_segments - 1) / max_segments;
   return {std::max(elements, needed)};
 }

@@ -68,10 +68,10 @@ struct Segmentation {
   ElementRange segment(std::size_t count, std::size_t j) const;
 };
 
-// Segments of segment_bytes rounded down to whole elements (at least one element), made larger
-// if needed so that a run of `longest_run` elements needs at most `max_segments` segments: the
-// step numbers of one call are finite (kMaxSteps), and every rank derives the same answer from
-// the same arguments. max_segments must be >= 1.
+// Segments of segment_bytes rounded down to whole elements (at least one element, at most
+// longest_run), made larger if needed so that a run of `longest_run` elements needs at most
+// `max_segments` segments: the step numbers of one call are finite (kMaxSteps), and every rank
+// derives the same answer from the same arguments. max_segments must be >= 1.
 Segmentation make_segmentation(std::size_t segment_bytes, std::size_t element_bytes,
                                std::size_t longest_run, std::size_t max_segments);
 

@@ -7,6 +7,7 @@
 #include "coll/outstanding_requests.h"
 #include "coll/patterns/binomial_tree.h"
 #include "coll/patterns/ring.h"
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 #include "weft/error.h"
 
@@ -53,9 +54,9 @@ void binomial_reduce(CollectiveCall& call, void* data, std::size_t count, DType 
   // reduce_many applies PREMUL_SUM's factor itself; the caller has already scaled each input.
   const ReduceOp kernel_op = op.kind == ReduceOp::kPremulSum ? ReduceOp(ReduceOp::kSum) : op;
   const std::size_t nchildren = children.size();
-  std::vector<uint8_t> inputs_scratch(kDepth * nchildren * slot_bytes);
+  Scratch inputs_scratch(kDepth * nchildren * slot_bytes);
   const bool is_root = parent < 0;
-  std::vector<uint8_t> partials(is_root ? 0 : kDepth * slot_bytes);
+  Scratch partials(is_root ? 0 : kDepth * slot_bytes);
   OutstandingRequests outstanding(call);  // after the scratch: settled before it is freed
   std::vector<core::RequestPtr> receives(kDepth * nchildren);
   std::vector<core::RequestPtr> partial_sends(kDepth);

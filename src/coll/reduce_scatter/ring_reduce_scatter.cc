@@ -7,6 +7,7 @@
 
 #include "coll/outstanding_requests.h"
 #include "coll/patterns/ring.h"
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 #include "weft/error.h"
 
@@ -65,12 +66,12 @@ void ring_reduce_scatter(CollectiveCall& call, const void* input, void* output,
 
   // Two accumulators: step s reduces into accumulator s % 2 while step s's sends (posted during
   // step s-1) still read the other one. The last step reduces into output instead.
-  std::vector<uint8_t> accumulators(size > 2 ? 2 * longest * esize : 0);
+  Scratch accumulators(size > 2 ? 2 * longest * esize : 0);
   auto accumulator = [&](int step) {
     return accumulators.data() + static_cast<std::size_t>(step % 2) * longest * esize;
   };
   const std::size_t slot_bytes = seg.segment_elements * esize;
-  std::vector<uint8_t> slots(kReceiveDepth * slot_bytes);
+  Scratch slots(kReceiveDepth * slot_bytes);
   auto slot = [&](std::size_t i) { return slots.data() + (i % kReceiveDepth) * slot_bytes; };
   // After the buffers: settled before they are freed if we leave by an exception.
   OutstandingRequests outstanding(call);

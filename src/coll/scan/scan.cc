@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/scratch.h"
 #include "reduce/reduce_kernels.h"
 
 namespace weft::coll {
@@ -21,7 +22,7 @@ void scan(CollectiveCall& call, const void* input, void* output, std::size_t cou
   // input once, before output (which may be input) is written.
   std::vector<uint8_t> total(static_cast<const uint8_t*>(input),
                              static_cast<const uint8_t*>(input) + bytes);
-  std::vector<uint8_t> incoming(size > 1 ? bytes : 0);
+  Scratch incoming(size > 1 ? bytes : 0);
   if (!exclusive && output != input) std::memcpy(output, input, bytes);
   bool have_result = !exclusive;  // exscan's result starts empty
 
