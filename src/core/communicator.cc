@@ -157,10 +157,10 @@ ErrorContext Communicator::context_for(const OpInfo& info) const {
 bool Communicator::poll_then_sleep(transport::Request& request,
                                    std::chrono::steady_clock::time_point deadline) {
   transport::Transport& transport = world_->transport();
-  transport.start_polling();
+  transport.start_polling(request);
   bool polling = true;
   auto stop_polling = [&] {
-    if (std::exchange(polling, false)) transport.stop_polling();
+    if (std::exchange(polling, false)) transport.stop_polling(request);
   };
   bool polled = transport.completed_by_polling(request);
   bool done = request.wait(

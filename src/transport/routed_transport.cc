@@ -47,11 +47,13 @@ void RoutedTransport::poll(Request& request) {
   if (!via_shm(request.peer)) tcp_->poll(request);
 }
 
-void RoutedTransport::start_polling() {
+void RoutedTransport::start_polling(const Request& request) {
   if (shm_) shm_->start_polling();
+  if (!via_shm(request.peer)) tcp_->start_polling(request);
 }
 
-void RoutedTransport::stop_polling() {
+void RoutedTransport::stop_polling(const Request& request) {
+  if (!via_shm(request.peer)) tcp_->stop_polling(request);
   if (shm_) shm_->stop_polling();
 }
 

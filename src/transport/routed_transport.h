@@ -34,8 +34,8 @@ class RoutedTransport final : public Transport {
   void post_recv(const RequestPtr& request) override { tcp_->post_recv(request); }
   bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
   void poll(Request& request) override;
-  void start_polling() override;
-  void stop_polling() override;
+  void start_polling(const Request& request) override;
+  void stop_polling(const Request& request) override;
   bool completed_by_polling(const Request& request) const override;
   bool pollers_have_own_cores() const override { return shm_ && shm_->ranks_have_own_cores(); }
   void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override {

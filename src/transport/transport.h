@@ -46,10 +46,12 @@ class Transport {
   // have to be woken by the transport's own thread. Never blocks; may do nothing.
   virtual void poll(Request& request) = 0;
   // A thread about to poll (spin on a request) says so, and says when it stops, before it
-  // sleeps: a transport whose messages nobody notices unless someone looks wakes its own
-  // thread only when no thread polls. Calls nest per thread: one stop for each start.
-  virtual void start_polling() {}
-  virtual void stop_polling() {}
+  // sleeps: a transport that has its own thread look for messages keeps that thread out of the
+  // way of the poller (whose reads it would only duplicate, at the price of a wake-up per
+  // message), and one whose messages nobody notices unless someone looks wakes its own thread
+  // only when no thread polls. Calls nest: one stop, with the same request, for each start.
+  virtual void start_polling(const Request&) {}
+  virtual void stop_polling(const Request&) {}
   // True when the waiter of this request moves it along itself by polling (no other thread is
   // woken): such a wait is worth a longer spin.
   virtual bool completed_by_polling(const Request&) const { return false; }

@@ -76,10 +76,15 @@ class TcpConnection {
 
   // --- outbound (send_mutex) -----------------------------------------------------------------
   std::mutex send_mutex;
-  bool ready = false;       // handshake done: frames may be written
-  bool broken = false;      // writes failed or the peer failed: frames are dropped
-  bool want_write = false;  // EPOLLOUT armed
+  bool ready = false;   // handshake done: frames may be written
+  bool broken = false;  // writes failed or the peer failed: frames are dropped
   std::deque<OutboundFrame> queue;
+
+  // --- what the event loop watches, once ready (watch_mutex) ---------------------------------
+  std::mutex watch_mutex;
+  bool want_write = false;   // frames wait for EPOLLOUT; written under send_mutex too
+  bool read_by_loop = true;  // false while a waiting thread reads it (EPOLLIN not watched)
+  uint32_t watched = 0;      // the events last given to epoll
 
   // Writes queued frames until the queue is empty or the socket is full. Completes the
   // requests of fully written frames. Returns false when the socket failed (errno in *error).

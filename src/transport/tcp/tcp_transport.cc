@@ -10,6 +10,7 @@
 #include <cstring>
 #include <list>
 #include <optional>
+#include <utility>
 
 #include "transport/tcp/handshake.h"
 #include "util/hmac.h"
@@ -287,7 +288,15 @@ void TcpTransport::watch(TcpConnection* connection, uint32_t events, bool add) {
   epoll_event event{};
   event.events = events;
   event.data.ptr = connection;
+  connection->watched = events;
   epoll_ctl(epoll_fd_.get(), add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, connection->fd.get(), &event);
+}
+
+void TcpTransport::rewatch_locked(TcpConnection* connection) {
+  // EPOLLRDHUP stays watched: a peer's end is noticed even while a poller reads.
+  uint32_t events = EPOLLRDHUP | (connection->read_by_loop ? EPOLLIN : 0u) |
+                    (connection->want_write ? EPOLLOUT : 0u);
+  if (events != connection->watched) watch(connection, events);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -314,17 +323,29 @@ void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
     return;
   }
   connection->queue.push_back(std::move(frame));
-  if (!connection->ready || connection->queue.size() > 1) return;  // the loop will write it
+  if (!connection->ready || connection->queue.size() > 1) return;  // being written already
+  flush_locked(connection);
+}
+
+void TcpTransport::flush_locked(TcpConnection* connection) {
   int error = 0;
   if (!connection->flush_locked(&error)) {
-    // The event loop sees the same socket error and fails the peer with a clear message.
+    // The read side sees the same socket error and fails the peer with a clear message.
     connection->broken = true;
+    std::lock_guard lock(connection->watch_mutex);
+    if (std::exchange(connection->want_write, false)) {
+      writers_waiting_.fetch_sub(1, std::memory_order_relaxed);
+    }
     return;
   }
-  if (!connection->queue.empty() && !connection->want_write) {
-    connection->want_write = true;
-    watch(connection, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
-  }
+  // EPOLLOUT is watched only while something is queued: a writable socket would wake the loop
+  // on every turn.
+  const bool queued = !connection->queue.empty();
+  if (queued == connection->want_write) return;
+  std::lock_guard lock(connection->watch_mutex);
+  connection->want_write = queued;
+  writers_waiting_.fetch_add(queued ? 1 : -1, std::memory_order_relaxed);
+  rewatch_locked(connection);
 }
 
 OutboundFrame TcpTransport::control_frame(FrameKind kind, uint64_t context, uint64_t tag,
@@ -485,16 +506,7 @@ void TcpTransport::on_connected(TcpConnection* connection) {
 
 void TcpTransport::on_writable(TcpConnection* connection) {
   std::lock_guard lock(connection->send_mutex);
-  if (!connection->ready) return;
-  int error = 0;
-  if (!connection->flush_locked(&error)) {
-    connection->broken = true;
-    return;  // the read side reports the error
-  }
-  if (connection->queue.empty() && connection->want_write) {
-    connection->want_write = false;
-    watch(connection, EPOLLIN | EPOLLRDHUP);
-  }
+  if (connection->ready) flush_locked(connection);
 }
 
 bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
@@ -753,15 +765,7 @@ void TcpTransport::became_ready(TcpConnection* connection) {
     connection->queue.push_front(std::move(*it));
   }
   connection->ready = true;
-  int error = 0;
-  if (!connection->flush_locked(&error)) {
-    connection->broken = true;
-    return;
-  }
-  if (!connection->queue.empty() && !connection->want_write) {
-    connection->want_write = true;
-    watch(connection, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
-  }
+  flush_locked(connection);
 }
 
 void TcpTransport::parse_frames(TcpConnection* connection) {
@@ -891,9 +895,12 @@ void TcpTransport::handle_control(TcpConnection* connection) {
 }
 
 void TcpTransport::close_connection(TcpConnection* connection) {
+  std::lock_guard lock(connection->send_mutex);
+  // Under watch_mutex: a poller re-watching it must never touch the fd once it is closed (its
+  // number may already belong to another socket).
+  std::lock_guard watch_lock(connection->watch_mutex);
   connection->state = ConnectionState::kClosed;
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
-  std::lock_guard lock(connection->send_mutex);
   connection->ready = false;
   connection->broken = true;
   connection->fd.reset();
@@ -1111,15 +1118,48 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
 
 void TcpTransport::poll(Request& request) {
   if (request.done() || request.peer < 0 || request.peer == options_.rank) return;
+  // The waiting thread moves its peer's connection along both ways, and every queue the event
+  // loop would otherwise have to wake up for: a send's tail and the receive it waits on are
+  // usually in flight together (an exchange, a ring step), and a hop through the loop thread
+  // costs a wake-up per message.
   TcpConnection* connection = peers_[request.peer]->sender.load(std::memory_order_acquire);
-  if (!connection || connection->state != ConnectionState::kReady) return;
-  if (request.kind == Request::Kind::kSend) {
-    std::unique_lock lock(connection->send_mutex, std::try_to_lock);
-    if (!lock || !connection->ready || connection->broken || connection->queue.empty()) return;
-    int error = 0;
-    if (!connection->flush_locked(&error)) connection->broken = true;  // the loop reports it
-    return;
+  if (connection && connection->state == ConnectionState::kReady) {
+    read_ready(connection);
+    write_queued(connection);
   }
+  if (writers_waiting_.load(std::memory_order_relaxed) > 0) write_every_queue();
+}
+
+void TcpTransport::start_polling(const Request& request) {
+  if (request.peer < 0 || request.peer == options_.rank) return;
+  Peer& peer = *peers_[request.peer];
+  std::lock_guard lock(peer.poll_mutex);
+  if (peer.pollers++ > 0) return;
+  TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
+  if (!connection) return;
+  // The poller reads this connection itself; the loop, woken for the same bytes, would only
+  // take the core from it.
+  std::lock_guard watch_lock(connection->watch_mutex);
+  if (connection->state != ConnectionState::kReady) return;
+  connection->read_by_loop = false;
+  rewatch_locked(connection);
+  peer.polled = connection;
+}
+
+void TcpTransport::stop_polling(const Request& request) {
+  if (request.peer < 0 || request.peer == options_.rank) return;
+  Peer& peer = *peers_[request.peer];
+  std::lock_guard lock(peer.poll_mutex);
+  if (--peer.pollers > 0) return;
+  TcpConnection* connection = std::exchange(peer.polled, nullptr);
+  if (!connection) return;
+  // Level-triggered: bytes that came after the poller's last read wake the loop at once.
+  std::lock_guard watch_lock(connection->watch_mutex);
+  connection->read_by_loop = true;
+  if (connection->state != ConnectionState::kClosed) rewatch_locked(connection);
+}
+
+void TcpTransport::read_ready(TcpConnection* connection) {
   // The message usually arrives on the connection we send on; on another one (both ranks
   // connected at once) the event loop delivers it.
   std::unique_lock in_lock(connection->in_mutex, std::try_to_lock);
@@ -1130,6 +1170,19 @@ void TcpTransport::poll(Request& request) {
     // and is the only thread that handles a lost connection.
     read_available(connection, &ignored);
   } catch (const Error&) {
+  }
+}
+
+void TcpTransport::write_queued(TcpConnection* connection) {
+  std::unique_lock lock(connection->send_mutex, std::try_to_lock);
+  if (!lock || !connection->ready || connection->broken || connection->queue.empty()) return;
+  flush_locked(connection);
+}
+
+void TcpTransport::write_every_queue() {
+  for (const std::unique_ptr<Peer>& peer : peers_) {
+    TcpConnection* connection = peer->sender.load(std::memory_order_acquire);
+    if (connection && connection->state == ConnectionState::kReady) write_queued(connection);
   }
 }
 

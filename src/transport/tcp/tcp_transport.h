@@ -9,14 +9,20 @@
 // - A challenge-response handshake in both directions (handshake.h) proves that both ends know
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
-//   queue is empty is written directly by the posting thread (no thread hop). Payloads are
-//   read straight into the matching receive's buffer; a message that arrives before its
-//   receive waits in a pooled buffer.
+//   queue is empty is written directly by the posting thread, and a thread waiting on a
+//   request reads and writes its peer's connection, and writes every other queue, itself: on
+//   the fast path no message waits for the loop thread to wake. Payloads are read straight
+//   into the matching receive's buffer; a message that arrives before its receive waits in a
+//   pooled buffer.
 // - A connection that ends without a goodbye means the peer died: every pending request that
 //   names it fails at once, and the news floods to every other connected peer.
-// Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex. The event
-// loop holds a connection's in_mutex while it reads into a receive's buffer, so cancel() can
-// detach a receive mid-payload safely.
+// - While a thread polls a request with a peer, the loop does not watch that peer's connection
+//   for input (only for its end): the poller reads it, and a wake-up of the loop per message
+//   would cost more than the message.
+// Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
+// connection.watch_mutex, and peer.poll_mutex -> connection.watch_mutex. The event loop holds a
+// connection's in_mutex while it reads into a receive's buffer, so cancel() can detach a
+// receive mid-payload safely.
 #pragma once
 
 #include <atomic>
@@ -61,6 +67,8 @@ class TcpTransport final : public Transport, public MessageSink {
   void post_recv(const RequestPtr& request) override;
   bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
   void poll(Request& request) override;
+  void start_polling(const Request& request) override;
+  void stop_polling(const Request& request) override;
   void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override;
   void set_listener(TransportListener listener) override;
   std::string peer_address(int peer) const override;
@@ -81,6 +89,11 @@ class TcpTransport final : public Transport, public MessageSink {
     std::vector<TcpConnection*> connections;
     std::shared_ptr<const Error> failure;  // set once, under mutex_
     std::atomic<bool> failed{false};
+    // Threads polling a request with this peer, and the connection they read (its EPOLLIN
+    // unwatched meanwhile).
+    std::mutex poll_mutex;
+    int pollers = 0;
+    TcpConnection* polled = nullptr;
   };
 
   // --- connections (mutex_ held) ---
@@ -88,9 +101,17 @@ class TcpTransport final : public Transport, public MessageSink {
   TcpConnection* connect_locked(int peer);
   void adopt_locked(std::unique_ptr<TcpConnection> connection);
   void watch(TcpConnection* connection, uint32_t events, bool add = false);
+  // Gives epoll what a ready connection needs now (watch_mutex held).
+  void rewatch_locked(TcpConnection* connection);
 
   // --- sending ---
   void enqueue(TcpConnection* connection, OutboundFrame frame);
+  // Writes what the socket takes and watches EPOLLOUT exactly while frames remain (send_mutex).
+  void flush_locked(TcpConnection* connection);
+  // --- progress by the waiting thread (try-locks: the event loop may be there already) ---
+  void read_ready(TcpConnection* connection);
+  void write_queued(TcpConnection* connection);
+  void write_every_queue();
   OutboundFrame control_frame(FrameKind kind, uint64_t context, uint64_t tag,
                               const std::string& text) const;
   void send_control(TcpConnection* connection, FrameKind kind, uint64_t context, uint64_t tag,
@@ -155,6 +176,7 @@ class TcpTransport final : public Transport, public MessageSink {
   bool shutting_down_ = false;
 
   std::chrono::steady_clock::time_point last_handshake_sweep_;  // event loop only
+  std::atomic<int> writers_waiting_{0};  // connections whose queue waits for EPOLLOUT
   std::atomic<bool> stop_{false};
   std::thread loop_;
 };
