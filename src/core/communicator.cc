@@ -159,14 +159,22 @@ bool Communicator::poll_then_sleep(transport::Request& request,
   transport::Transport& transport = world_->transport();
   transport.start_polling(request);
   bool polling = true;
+  std::chrono::steady_clock::time_point slept_from{};
   auto stop_polling = [&] {
     if (std::exchange(polling, false)) transport.stop_polling(request);
   };
+  auto before_sleep = [&] {
+    slept_from = std::chrono::steady_clock::now();
+    stop_polling();
+  };
   bool polled = transport.completed_by_polling(request);
   bool done = request.wait(
-      deadline, world_->spin_us(polled), [&] { transport.poll(request); }, stop_polling,
+      deadline, world_->spin_us(polled), [&] { return transport.poll(request); }, before_sleep,
       /*may_yield=*/!(polled && transport.pollers_have_own_cores()));
   stop_polling();
+  if (!polled && done && slept_from != std::chrono::steady_clock::time_point{}) {
+    world_->socket_wait_slept(std::chrono::steady_clock::now() - slept_from);
+  }
   return done;
 }
 

@@ -171,8 +171,8 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       signature_hash_(signature_hash(hashed_signature_)),
       member_reads_allowed_(member_reads),
-      fixed_spin_(spin_us >= 0),
-      spin_us_(spin_us),
+      spin_(spin_us >= 0 ? AdaptiveSpin(spin_us)
+                         : AdaptiveSpin(kInitialSpinUs, kMinSpinUs, kMaxSpinUs)),
       slot_stores_(header().streamed_classes, rank == 0, slot_stores) {}
 
 void LocalWindow::choose_spin() {
@@ -182,8 +182,7 @@ void LocalWindow::choose_spin() {
   CPU_ZERO(&all);
   for (int m = 0; m < members_; ++m) CPU_OR(&all, &all, &control(m).cores);
   outnumbered_ = members_ > std::max(1, CPU_COUNT(&all));
-  max_spin_us_ = outnumbered_ ? kMaxOversubscribedSpinUs : kMaxSpinUs;
-  if (!fixed_spin_) spin_us_ = outnumbered_ ? kInitialOversubscribedSpinUs : kInitialSpinUs;
+  if (outnumbered_) spin_.bound(kInitialOversubscribedSpinUs, kMinSpinUs, kMaxOversubscribedSpinUs);
 }
 
 void LocalWindow::choose_publishing() {
@@ -425,7 +424,8 @@ bool LocalWindow::wait_for_everyone(const WordOf& word_of, uint32_t round,
 template <typename Ready>
 bool LocalWindow::spin_until(const Ready& ready) {
   if (ready()) return true;
-  if (spin_us_ <= 0) return false;
+  const int64_t spin_us = spin_.spin_us();
+  if (spin_us <= 0) return false;
   if (!outnumbered_) {
     // Every member has a core of its own: yielding gives the core to nobody we wait for, and a
     // sched_yield (a system call) costs about as much as a whole small round. Pause between
@@ -439,13 +439,13 @@ bool LocalWindow::spin_until(const Ready& ready) {
       }
       auto now = std::chrono::steady_clock::now();
       if (until == std::chrono::steady_clock::time_point{}) {
-        until = now + std::chrono::microseconds(spin_us_);
+        until = now + std::chrono::microseconds(spin_us);
       } else if (now >= until) {
         return false;
       }
     }
   }
-  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+  auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
   do {
     util::yield_core();
     if (ready()) return true;
@@ -462,7 +462,7 @@ bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t rou
   auto started = std::chrono::steady_clock::now();
   for (;;) {
     if (arrived()) {
-      adapt_spin(std::chrono::steady_clock::now() - started);
+      spin_.after_sleep(std::chrono::steady_clock::now() - started);
       return true;
     }
     uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
@@ -496,21 +496,6 @@ bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t rou
       util::futex_wait_shared(word, seen, std::min(deadline.get(), now + kCheckInterval));
     }
     theirs.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-  }
-}
-
-void LocalWindow::adapt_spin(std::chrono::steady_clock::duration slept) {
-  // Called after a wait that outlasted the spin and slept. If the whole wait was short, a
-  // longer spin would have covered it without a futex wake-up (which costs a scheduler wake):
-  // spin twice that long from now on. A long wait (the partner was computing) was right to
-  // sleep, and spinning only steals the core from others (ranks outnumbering cores): halve.
-  if (fixed_spin_) return;
-  int64_t waited_us =
-      spin_us_ + std::chrono::duration_cast<std::chrono::microseconds>(slept).count();
-  if (waited_us <= max_spin_us_) {
-    spin_us_ = std::clamp<int64_t>(2 * waited_us, kMinSpinUs, max_spin_us_);
-  } else {
-    spin_us_ = std::max(kMinSpinUs, spin_us_ / 2);
   }
 }
 

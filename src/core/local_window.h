@@ -73,6 +73,7 @@
 #include <string>
 #include <vector>
 
+#include "core/adaptive_spin.h"
 #include "core/slot_store_policy.h"
 #include "transport/frame_header.h"
 #include "transport/shm/process_watch.h"
@@ -255,7 +256,6 @@ class LocalWindow {
   [[gnu::noinline]] StampMismatch confirm_eager_mismatch(int member, uint32_t call) const;
   // `member`, its full stamp of eager call `call` and `mine`, for an error message.
   StampMismatch describe_eager_mismatch(int member, uint32_t call, const RoundStamp& mine) const;
-  void adapt_spin(std::chrono::steady_clock::duration slept);
   // Whether publishing may skip the full fence (sleepers_fence_): every member takes part in
   // remote barriers and has a core of its own. The same answer on every member.
   void choose_publishing();
@@ -292,12 +292,11 @@ class LocalWindow {
   bool member_reads_allowed_;
   int member_reads_probed_ = -1;  // -1: not yet; else 0 or 1
 
-  bool fixed_spin_;
   bool outnumbered_ = false;  // more members than cores: spin by yielding, never by pausing
   // Members about to sleep run a remote barrier, so publishing needs no fence (publish()).
   bool sleepers_fence_ = false;
-  int64_t max_spin_us_ = 0;
-  int64_t spin_us_;
+  // Spin before a futex sleep: 100 us to 1 ms, 5 to 20 ms when outnumbered (see choose_spin).
+  AdaptiveSpin spin_;
 
   SlotStorePolicies slot_stores_;
 };

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/adaptive_spin.h"
 #include "transport/routed_transport.h"
 #include "weft/store.h"
 #include "weft/tcp_store_server.h"
@@ -43,12 +44,17 @@ class World {
   const std::shared_ptr<Store>& store_ptr() const { return store_; }
   transport::Transport& transport() { return *transport_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
-  // The spin of a wait for a request: WEFT_SPIN_US, else 50 us on a socket (the transport's
-  // thread completes it), 1 ms where the waiter completes it by polling shared memory itself
-  // (a wake-up there costs more than the spin).
+  // The spin of a wait for a request: WEFT_SPIN_US, else 1 ms where the waiter completes it by
+  // polling shared memory itself (a wake-up there costs more than the spin), and on a socket
+  // what the socket waits of this rank have shown to be worth it (10 us to 400 us, from 50 us):
+  // a message from another host takes a round trip of the network, which no constant fits.
   int64_t spin_us(bool completed_by_polling) const {
     if (spin_us_ >= 0) return spin_us_;
-    return completed_by_polling ? 1000 : 50;
+    return completed_by_polling ? 1000 : socket_spin_.spin_us();
+  }
+  // After a socket wait that outlasted its spin and slept for `slept`.
+  void socket_wait_slept(std::chrono::steady_clock::duration slept) {
+    socket_spin_.after_sleep(slept);
   }
   // WEFT_SPIN_US as set; < 0 asks waits that can adapt their spin to do so.
   int64_t configured_spin_us() const { return spin_us_; }
@@ -68,6 +74,7 @@ class World {
   int size_ = 1;
   std::chrono::milliseconds timeout_{0};
   int64_t spin_us_ = 0;
+  AdaptiveSpin socket_spin_{50, 10, 400};
   std::vector<std::string> hosts_;
   // Destruction order matters: transport first, then the store client, then the server.
   std::unique_ptr<TcpStoreServer> store_server_;

@@ -61,8 +61,8 @@ const std::vector<SettingSpec>& all_settings() {
        "Forces a collective algorithm by name (see docs/algorithms.md). Empty: the selector "
        "decides."},
       {"WEFT_SPIN_US", SettingType::kInt, "-1", "",
-       "Microseconds a waiting thread spins before it sleeps. -1: 50 for waits on sockets, "
-       "adaptive for same-host waits. 0 sleeps at once."},
+       "Microseconds a waiting thread spins before it sleeps. -1: adaptive (socket waits "
+       "from 50 us within 10-400 us, same-host waits as docs/env.md says). 0 sleeps at once."},
       {"WEFT_REDUCE_ISA", SettingType::kString, "", "",
        "Forces the reduction kernels' instruction set: scalar, avx2 or avx512 (for tests and "
        "comparisons). Empty: the best this CPU runs."},
