@@ -1,6 +1,7 @@
 #include "transport/buffer_pool.h"
 
 #include <bit>
+#include <new>
 
 namespace weft::transport {
 
@@ -9,6 +10,8 @@ static int class_of(std::size_t bytes) {
 }
 
 BufferPool::Buffer BufferPool::take(std::size_t bytes, std::size_t& capacity) {
+  // Beyond the last class the index would leave free_: a length from the wire must not do that.
+  if (bytes > kLargestBuffer) throw std::bad_alloc();
   int size_class = class_of(bytes);
   capacity = std::size_t{1} << size_class;
   {

@@ -15,12 +15,16 @@ class BufferPool {
  public:
   using Buffer = std::unique_ptr<uint8_t[]>;
 
-  // A buffer of at least `bytes`; `capacity` receives its real size.
+  static constexpr int kClasses = 48;
+  // The largest buffer it hands out (its largest size class).
+  static constexpr std::size_t kLargestBuffer = std::size_t{1} << (kClasses - 1);
+
+  // A buffer of at least `bytes`; `capacity` receives its real size. Throws std::bad_alloc
+  // when there is no such buffer: more than kLargestBuffer, or out of memory.
   Buffer take(std::size_t bytes, std::size_t& capacity);
   void give_back(Buffer buffer, std::size_t capacity);
 
  private:
-  static constexpr int kClasses = 48;
   static constexpr std::size_t kKeepPerClass = 4;
   static constexpr std::size_t kLargestKept = std::size_t{64} << 20;
 

@@ -19,9 +19,13 @@ RequestPtr Matcher::take_posted(const FrameHeader& header) {
 }
 
 UnexpectedMessage* Matcher::add_unexpected(const FrameHeader& header) {
+  // The buffer first: if it cannot be had (std::bad_alloc), nothing is queued.
+  std::size_t capacity = 0;
+  BufferPool::Buffer buffer = pool_.take(header.bytes, capacity);
   UnexpectedMessage& message = unexpected_.emplace_back();
   message.header = header;
-  message.buffer = pool_.take(header.bytes, message.capacity);
+  message.buffer = std::move(buffer);
+  message.capacity = capacity;
   return &message;
 }
 

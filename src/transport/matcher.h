@@ -28,7 +28,8 @@ class Matcher {
 
   // The first posted receive matching the header, removed from the queue; null if none.
   RequestPtr take_posted(const FrameHeader& header);
-  // Queues a message nobody waits for yet; its buffer can hold header.bytes.
+  // Queues a message nobody waits for yet; its buffer can hold header.bytes. Throws
+  // std::bad_alloc, queuing nothing, when no such buffer can be had.
   UnexpectedMessage* add_unexpected(const FrameHeader& header);
   // The first unclaimed unexpected message matching the receive; null if none.
   UnexpectedMessage* find_unexpected(const Request& receive);

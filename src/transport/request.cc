@@ -1,18 +1,26 @@
 #include "transport/request.h"
 
+#include <utility>
+
 #include "util/futex.h"
 
 namespace weft::transport {
 
 bool Request::wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us,
-                   const std::function<void()>& poll, const std::function<void()>& before_sleep,
+                   const std::function<bool()>& poll, const std::function<void()>& before_sleep,
                    bool may_yield) {
+  bool moved = false;
   auto progressed = [&] {
     if (done()) return true;
-    if (poll) poll();
+    if (poll && poll()) moved = true;
     return done();
   };
-  if (util::spin_until(progressed, spin_us, may_yield)) return true;
+  // A spin that moved bytes (a large message streaming in or out through this thread) was not
+  // an idle wait: sleeping now would hand the transfer to another thread and cost a wake-up.
+  while (!util::spin_until(progressed, spin_us, may_yield)) {
+    if (!std::exchange(moved, false) || std::chrono::steady_clock::now() >= deadline) break;
+  }
+  if (done()) return true;
   if (before_sleep) {
     before_sleep();
     if (done()) return true;

@@ -60,11 +60,12 @@ class Request {
   const std::shared_ptr<const Error>& error() const { return error_; }
 
   // Waits until done or the deadline; returns done(). For up to spin_us it first polls: calls
-  // poll (which may move this request along on the calling thread) and yields between checks;
+  // poll (which may move this request along on the calling thread, and says whether it moved
+  // bytes) and yields between checks, and spins spin_us more after a spin that moved bytes;
   // then it calls before_sleep once (the last chance to look) and sleeps on a futex.
   // may_yield: whether the spin gives the core up between checks (see util::spin_until).
   bool wait(std::chrono::steady_clock::time_point deadline, int64_t spin_us,
-            const std::function<void()>& poll = {}, const std::function<void()>& before_sleep = {},
+            const std::function<bool()>& poll = {}, const std::function<void()>& before_sleep = {},
             bool may_yield = true);
 
   // Called by the transport, once.

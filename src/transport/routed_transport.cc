@@ -41,10 +41,10 @@ bool RoutedTransport::cancel(Request& request, std::shared_ptr<const Error> reas
   return tcp_->cancel(request, std::move(reason));
 }
 
-void RoutedTransport::poll(Request& request) {
+bool RoutedTransport::poll(Request& request) {
   if (shm_) shm_->progress();
   // A socket read per poll would slow a same-host wait down for nothing.
-  if (!via_shm(request.peer)) tcp_->poll(request);
+  return !via_shm(request.peer) && tcp_->poll(request);
 }
 
 void RoutedTransport::start_polling(const Request& request) {

@@ -33,7 +33,7 @@ class RoutedTransport final : public Transport {
   void post_send(const RequestPtr& request) override;
   void post_recv(const RequestPtr& request) override { tcp_->post_recv(request); }
   bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
-  void poll(Request& request) override;
+  bool poll(Request& request) override;
   void start_polling(const Request& request) override;
   void stop_polling(const Request& request) override;
   bool completed_by_polling(const Request& request) const override;

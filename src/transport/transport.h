@@ -43,8 +43,9 @@ class Transport {
   virtual bool cancel(Request& request, std::shared_ptr<const Error> reason) = 0;
   // Moves the request along on the calling thread if that can be done without blocking (reads
   // what its peer has sent, writes what is queued), so that a thread waiting for it does not
-  // have to be woken by the transport's own thread. Never blocks; may do nothing.
-  virtual void poll(Request& request) = 0;
+  // have to be woken by the transport's own thread. Never blocks; may do nothing. Returns
+  // whether it moved any bytes (a waiter that is moving data is not idle: it keeps spinning).
+  virtual bool poll(Request& request) = 0;
   // A thread about to poll (spin on a request) says so, and says when it stops, before it
   // sleeps: a transport that has its own thread look for messages keeps that thread out of the
   // way of the poller (whose reads it would only duplicate, at the price of a wake-up per

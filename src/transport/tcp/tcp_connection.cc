@@ -56,4 +56,18 @@ void TcpConnection::compact() {
   staged_end = count;
 }
 
+void TcpConnection::grow_staging() {
+  if (staging.size() < kStagingBytes) staging.resize(kStagingBytes);
+}
+
+void TcpConnection::release_inbound_buffers() {
+  // swap, not clear(): clear keeps the capacity.
+  std::vector<uint8_t>().swap(staging);
+  std::vector<uint8_t>().swap(control_payload);
+  staged_begin = staged_end = 0;
+  in_payload = false;
+  payload_left = 0;
+  payload_target = nullptr;
+}
+
 }  // namespace weft::transport

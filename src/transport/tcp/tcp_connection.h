@@ -1,14 +1,18 @@
 // TcpConnection — one TCP socket to one peer: its handshake state, its queue of outgoing
 // frames, and the state of the frame it is currently receiving.
 //
-// Ownership: owned by TcpTransport, alive until the transport is destroyed (closed connections
-// are kept, fd closed), so the event loop may hold raw pointers. Locking (see tcp_transport.h):
+// Ownership: owned by TcpTransport. A connection that became a rank's (ready, or outgoing) lives
+// until the transport is destroyed, closed ones too (fd closed, buffers released), so peers and
+// pollers may hold raw pointers to it. One that never did (a stranger, a failed incoming
+// handshake) is destroyed by the event loop once closed, between two batches of events, so
+// that strangers cannot grow the transport. Locking (see tcp_transport.h):
 // `in_mutex` guards the inbound fields and is held by the event loop while it reads;
 // `send_mutex` guards the queue, `ready`, and writes to the socket.
 #pragma once
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -47,6 +51,11 @@ enum class ConnectionState {
   kClosed
 };
 
+// Payload bytes a data frame may announce: the largest buffer a process can address (x86-64 and
+// AArch64 give user space 47 or 48 bits), so no real message is longer. A longer announcement
+// is a corrupt or hostile stream, refused before anything is allocated for it.
+inline constexpr uint64_t kMaxDataPayload = uint64_t{1} << 47;
+
 inline bool in_handshake(ConnectionState state) {
   return state == ConnectionState::kAwaitHello || state == ConnectionState::kAwaitChallenge ||
          state == ConnectionState::kAwaitProof || state == ConnectionState::kAwaitAck;
@@ -54,11 +63,16 @@ inline bool in_handshake(ConnectionState state) {
 
 class TcpConnection {
  public:
+  // Staging once ready: frames are read in large gulps.
   static constexpr std::size_t kStagingBytes = 256 * 1024;
+  // Staging during the handshake: its messages have a fixed size (handshake.h), and a
+  // connection that has not proved itself must cost next to nothing.
+  static constexpr std::size_t kHandshakeStagingBytes =
+      std::max({kHelloBytes, kChallengeBytes, kProofBytes, kAckBytes});
 
   TcpConnection(util::Fd fd, bool outgoing, int peer, std::string address)
       : fd(std::move(fd)), outgoing(outgoing), peer(peer), address(std::move(address)) {
-    staging.resize(kStagingBytes);
+    staging.resize(kHandshakeStagingBytes);
   }
 
   util::Fd fd;
@@ -106,6 +120,10 @@ class TcpConnection {
   std::size_t staged() const { return staged_end - staged_begin; }
   // Moves staged bytes to the front so that more can be read.
   void compact();
+  // The handshake is done: room to read frames (in_mutex held; staged bytes are kept).
+  void grow_staging();
+  // Closed: gives back the inbound buffers (in_mutex held, so that no reader is using them).
+  void release_inbound_buffers();
 };
 
 }  // namespace weft::transport

@@ -2,6 +2,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
+#include <new>
 #include <optional>
 #include <utility>
 
@@ -23,6 +25,17 @@ namespace {
 constexpr std::size_t kDirectReadThreshold = 64 * 1024;
 constexpr uint64_t kMaxControlPayload = 64 * 1024;
 constexpr int kLoopTickMs = 200;
+// How long a connection a waiter has just read stays unwatched by the loop.
+constexpr int kLingerMs = 1;
+
+// Bytes this thread read or wrote, in any unit that grows: poll() says whether it moved any.
+thread_local uint64_t bytes_moved_here = 0;
+// When the process is out of file descriptors, the listener is left alone this long: it stays
+// readable with the connection it cannot accept, and watching it would spin the loop.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
+static_assert(kMaxDataPayload <= BufferPool::kLargestBuffer,
+              "a frame the transport accepts must fit the pool's largest buffer");
 
 // Sentinels for epoll's data.ptr; connections use their own address.
 char kListenTag;
@@ -328,8 +341,15 @@ void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
 }
 
 void TcpTransport::flush_locked(TcpConnection* connection) {
+  const std::size_t frames_before = connection->queue.size();
+  const std::size_t sent_before = frames_before ? connection->queue.front().sent : 0;
   int error = 0;
-  if (!connection->flush_locked(&error)) {
+  const bool written = connection->flush_locked(&error);
+  if (connection->queue.size() != frames_before ||
+      (frames_before && connection->queue.front().sent != sent_before)) {
+    ++bytes_moved_here;
+  }
+  if (!written) {
     // The read side sees the same socket error and fails the peer with a clear message.
     connection->broken = true;
     std::lock_guard lock(connection->watch_mutex);
@@ -401,7 +421,8 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
 void TcpTransport::run_loop() {
   epoll_event events[64];
   while (!stop_.load()) {
-    int count = epoll_wait(epoll_fd_.get(), events, 64, kLoopTickMs);
+    const bool fast = loop_ticks_fast_.load(std::memory_order_relaxed);
+    int count = epoll_wait(epoll_fd_.get(), events, 64, fast ? kLingerMs : kLoopTickMs);
     if (count < 0 && errno != EINTR) {
       util::log_error(util::Subsys::kTransport, [&, saved_errno = errno] {
         return "transport event loop: epoll_wait: " + std::string(strerror(saved_errno));
@@ -420,7 +441,20 @@ void TcpTransport::run_loop() {
         on_event(static_cast<TcpConnection*>(tag), events[i].events);
       }
     }
+    if (fast) {
+      auto now = std::chrono::steady_clock::now();
+      watch_every_lingering(now - std::chrono::milliseconds(kLingerMs));
+      if (lingering_.load() == 0) {
+        loop_ticks_fast_.store(false);
+        // A wait that just ended may have counted itself after the check and seen fast ticks
+        // (Dekker's pattern, both sides sequentially consistent): look once more.
+        if (lingering_.load() > 0) loop_ticks_fast_.store(true);
+      }
+    }
     drop_stale_handshakes();
+    // Here, between batches: no event in hand can point at a connection destroyed now.
+    destroy_closed_strangers();
+    resume_accepting_when_due();
   }
 }
 
@@ -431,24 +465,66 @@ void TcpTransport::accept_all() {
     int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&address.storage),
                      &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        pause_accepting(errno);
+      } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
         util::log_warn(util::Subsys::kTransport, [&, saved_errno = errno] {
           return "transport: accept: " + std::string(strerror(saved_errno));
         });
       }
       return;
     }
-    util::set_no_delay(fd);
-    auto connection =
-        std::make_unique<TcpConnection>(util::Fd(fd), /*outgoing=*/false, -1, address.to_string());
-    connection->state = ConnectionState::kAwaitHello;
-    TcpConnection* raw = connection.get();
-    {
-      std::lock_guard lock(mutex_);
-      adopt_locked(std::move(connection));
+    accept_failing_ = false;
+    util::Fd accepted(fd);
+    try {
+      adopt_incoming(std::move(accepted), address.to_string());
+    } catch (const std::exception& e) {  // out of memory: this connection is dropped, not the loop
+      util::log_warn(util::Subsys::kTransport, [&] {
+        return "transport: could not take a connection from " + address.to_string() + ": " +
+               e.what();
+      });
     }
-    watch(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
   }
+}
+
+void TcpTransport::adopt_incoming(util::Fd fd, const std::string& address) {
+  util::set_no_delay(fd.get());
+  auto connection = std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/false, -1, address);
+  connection->state = ConnectionState::kAwaitHello;
+  TcpConnection* raw = connection.get();
+  {
+    std::lock_guard lock(mutex_);
+    adopt_locked(std::move(connection));
+  }
+  watch(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
+}
+
+void TcpTransport::pause_accepting(int error) {
+  epoll_event event{};
+  event.events = 0;
+  event.data.ptr = &kListenTag;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &event);
+  accept_paused_until_ = std::chrono::steady_clock::now() + kAcceptPause;
+  // Once per shortage, not per retry: it may last.
+  if (std::exchange(accept_failing_, true)) return;
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  util::log_warn(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) +
+           " cannot accept connections: " + strerror(error) + " (this process may open " +
+           std::to_string(limit.rlim_cur) +
+           " file descriptors, RLIMIT_NOFILE: `ulimit -n`); retrying every " +
+           std::to_string(kAcceptPause.count()) + " ms";
+  });
+}
+
+void TcpTransport::resume_accepting_when_due() {
+  if (!accept_paused_until_ || std::chrono::steady_clock::now() < *accept_paused_until_) return;
+  accept_paused_until_.reset();
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = &kListenTag;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &event);
 }
 
 void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
@@ -518,6 +594,7 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
       ssize_t n =
           ::recv(connection->fd.get(), connection->payload_target, connection->payload_left, 0);
       if (n > 0) {
+        bytes_moved_here += static_cast<uint64_t>(n);
         connection->payload_target += n;
         connection->payload_left -= static_cast<uint64_t>(n);
         if (connection->payload_left == 0) finish_frame(connection);
@@ -543,6 +620,7 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
       return false;
     }
     connection->staged_end += static_cast<std::size_t>(n);
+    bytes_moved_here += static_cast<uint64_t>(n);
     while (in_handshake(connection->state)) {
       if (!parse_handshake(connection)) return connection->state != ConnectionState::kClosed;
     }
@@ -741,6 +819,7 @@ void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode 
 }
 
 void TcpTransport::became_ready(TcpConnection* connection) {
+  connection->grow_staging();
   connection->state = ConnectionState::kReady;
   util::log_debug(util::Subsys::kTransport, [&] {
     return "rank " + std::to_string(options_.rank) + " connected with rank " +
@@ -751,6 +830,11 @@ void TcpTransport::became_ready(TcpConnection* connection) {
   std::vector<OutboundFrame> news;
   {
     std::lock_guard lock(mutex_);
+    for (std::atomic<TcpConnection*>& slot : peers_[connection->peer]->inbound) {
+      if (slot.load(std::memory_order_relaxed)) continue;
+      slot.store(connection, std::memory_order_release);
+      break;
+    }
     for (const auto& [peer, text] : deaths_) {
       if (peer != connection->peer) {
         news.push_back(control_frame(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), text));
@@ -772,9 +856,15 @@ void TcpTransport::parse_frames(TcpConnection* connection) {
   while (connection->state == ConnectionState::kReady) {
     if (!connection->in_payload) {
       if (connection->staged() < kFrameHeaderBytes) return;
-      connection->current = decode(connection->staging.data() + connection->staged_begin);
+      try {
+        connection->current = decode(connection->staging.data() + connection->staged_begin);
+      } catch (const Error& e) {
+        drop_broken_stream(connection, "sent bytes that are not a frame (" + e.message() + ")");
+        return;
+      }
       connection->staged_begin += kFrameHeaderBytes;
       begin_frame(connection);
+      if (connection->state != ConnectionState::kReady) return;  // dropped
       if (connection->payload_left == 0) finish_frame(connection);
       continue;
     }
@@ -791,20 +881,18 @@ void TcpTransport::parse_frames(TcpConnection* connection) {
   }
 }
 
+// Every length and rank in a header is checked before anything is allocated or matched for it:
+// a frame no weft rank sends drops the peer (drop_broken_stream), never the rank.
 void TcpTransport::begin_frame(TcpConnection* connection) {
   const FrameHeader& header = connection->current;
-  if (static_cast<int>(header.source) != connection->peer) {
-    throw Error(ErrorCode::kInternal, "frame from rank " + std::to_string(header.source) +
-                                          " on the connection of rank " +
-                                          std::to_string(connection->peer));
+  if (std::string wrong = what_is_wrong_with(connection, header); !wrong.empty()) {
+    drop_broken_stream(connection, wrong);
+    return;
   }
   connection->in_payload = true;
   connection->payload_left = header.bytes;
   connection->payload_target = nullptr;
   if (header.kind != FrameKind::kData) {
-    if (header.bytes > kMaxControlPayload) {
-      throw Error(ErrorCode::kInternal, "oversized control frame");
-    }
     if (header.kind == FrameKind::kGoodbye) connection->goodbye_received = true;
     connection->control_payload.resize(header.bytes);
     connection->payload_target = connection->control_payload.data();
@@ -813,6 +901,7 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
   RequestPtr receive;
   RequestPtr conflicting_receive;
   std::shared_ptr<const Error> mismatch;
+  bool unallocatable = false;
   {
     std::lock_guard lock(mutex_);
     receive = matcher_.take_posted(header);
@@ -827,9 +916,13 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
     if (receive) {
       mismatch = check_fit(*receive, header);
     } else {
-      UnexpectedMessage* message = matcher_.add_unexpected(header);
-      connection->bound_unexpected = message;
-      connection->payload_target = message->buffer.get();
+      try {
+        UnexpectedMessage* message = matcher_.add_unexpected(header);
+        connection->bound_unexpected = message;
+        connection->payload_target = message->buffer.get();
+      } catch (const std::bad_alloc&) {
+        unallocatable = true;
+      }
     }
   }
   if (conflicting_receive) {
@@ -840,6 +933,43 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
     connection->bound_receive = receive;
     connection->payload_target = static_cast<uint8_t*>(receive->data);
   }
+  if (unallocatable) {
+    drop_broken_stream(connection, "sent a message of " + std::to_string(header.bytes) +
+                                       " bytes that nobody waited for yet, and this rank could "
+                                       "not allocate a buffer that large");
+  }
+}
+
+std::string TcpTransport::what_is_wrong_with(const TcpConnection* connection,
+                                             const FrameHeader& header) const {
+  if (static_cast<int>(header.source) != connection->peer) {
+    return "sent a frame as rank " + std::to_string(header.source);
+  }
+  if (header.kind == FrameKind::kData) {
+    if (header.bytes <= kMaxDataPayload) return "";
+    return "sent a data frame of " + std::to_string(header.bytes) +
+           " bytes, more than any message can be (the limit is " + std::to_string(kMaxDataPayload) +
+           " bytes)";
+  }
+  if (header.kind != FrameKind::kGoodbye && header.kind != FrameKind::kPeerFailed &&
+      header.kind != FrameKind::kContextAbort) {
+    return "sent a frame of unknown kind " + std::to_string(static_cast<int>(header.kind));
+  }
+  if (header.bytes <= kMaxControlPayload) return "";
+  return "sent a control frame of " + std::to_string(header.bytes) + " bytes (the limit is " +
+         std::to_string(kMaxControlPayload) + " bytes)";
+}
+
+// What the peer sends can no longer be parsed or held: nothing more will arrive from it, so it
+// is failed as if it had died (and the others are told), with what it sent. in_mutex held: the
+// event loop or a poller is reading the connection.
+void TcpTransport::drop_broken_stream(TcpConnection* connection, const std::string& what) {
+  int peer = connection->peer;
+  std::string message = "rank " + std::to_string(peer) + " (" + connection->address + ") " + what +
+                        "; its connection was dropped";
+  util::log_error(util::Subsys::kTransport, [&] { return message; });
+  close_connection(connection);
+  fail_peer(peer, peer_error(peer, ErrorCode::kPeerFailure, message), /*flood=*/true);
 }
 
 void TcpTransport::finish_frame(TcpConnection* connection) {
@@ -894,16 +1024,43 @@ void TcpTransport::handle_control(TcpConnection* connection) {
   }
 }
 
+// Every caller holds the connection's in_mutex, so no reader is using its buffers.
 void TcpTransport::close_connection(TcpConnection* connection) {
-  std::lock_guard lock(connection->send_mutex);
-  // Under watch_mutex: a poller re-watching it must never touch the fd once it is closed (its
-  // number may already belong to another socket).
-  std::lock_guard watch_lock(connection->watch_mutex);
-  connection->state = ConnectionState::kClosed;
-  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
-  connection->ready = false;
-  connection->broken = true;
-  connection->fd.reset();
+  {
+    std::lock_guard lock(connection->send_mutex);
+    // Under watch_mutex: a poller re-watching it must never touch the fd once it is closed (its
+    // number may already belong to another socket).
+    std::lock_guard watch_lock(connection->watch_mutex);
+    connection->state = ConnectionState::kClosed;
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
+    connection->ready = false;
+    connection->broken = true;
+    connection->fd.reset();
+  }
+  connection->release_inbound_buffers();
+  if (is_stranger(*connection)) strangers_closed_.store(true, std::memory_order_relaxed);
+}
+
+bool TcpTransport::is_stranger(const TcpConnection& connection) {
+  // An outgoing connection is its peer's from the start (peers_[].connections, maybe sender).
+  return !connection.outgoing && connection.peer < 0;
+}
+
+// A connection that never became a rank's is known to nothing but connections_ (its fd left
+// epoll when it was closed), so it can go; kept, a stream of strangers would grow the transport
+// without bound. Event loop only, between batches of events.
+void TcpTransport::destroy_closed_strangers() {
+  if (!strangers_closed_.exchange(false, std::memory_order_relaxed)) return;
+  std::vector<std::unique_ptr<TcpConnection>> doomed;
+  {
+    std::lock_guard lock(mutex_);
+    for (std::unique_ptr<TcpConnection>& connection : connections_) {
+      if (is_stranger(*connection) && connection->state == ConnectionState::kClosed) {
+        doomed.push_back(std::move(connection));
+      }
+    }
+    std::erase(connections_, nullptr);
+  }
 }
 
 void TcpTransport::drain_siblings(TcpConnection* lost) {
@@ -1100,6 +1257,9 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
       return true;
     }
     for (auto& connection : connections_) {
+      // Only a rank's connection can carry a receive, and only those outlive this lock (the
+      // event loop destroys strangers'); peer is written under this lock.
+      if (connection->peer < 0) continue;
       if (request.peer == kAnyPeer || connection->peer == request.peer) {
         candidates.push_back(connection.get());
       }
@@ -1116,34 +1276,37 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
   return false;
 }
 
-void TcpTransport::poll(Request& request) {
-  if (request.done() || request.peer < 0 || request.peer == options_.rank) return;
-  // The waiting thread moves its peer's connection along both ways, and every queue the event
+bool TcpTransport::poll(Request& request) {
+  if (request.done() || request.peer < 0 || request.peer == options_.rank) return false;
+  const uint64_t moved_before = bytes_moved_here;
+  // The waiting thread moves its peer's connections along both ways, and every queue the event
   // loop would otherwise have to wake up for: a send's tail and the receive it waits on are
   // usually in flight together (an exchange, a ring step), and a hop through the loop thread
   // costs a wake-up per message.
-  TcpConnection* connection = peers_[request.peer]->sender.load(std::memory_order_acquire);
-  if (connection && connection->state == ConnectionState::kReady) {
-    read_ready(connection);
-    write_queued(connection);
+  Peer& peer = *peers_[request.peer];
+  for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
+    TcpConnection* connection = slot.load(std::memory_order_acquire);
+    if (!connection) break;
+    if (connection->state == ConnectionState::kReady) read_ready(connection);
   }
+  TcpConnection* sender = peer.sender.load(std::memory_order_acquire);
+  if (sender && sender->state == ConnectionState::kReady) write_queued(sender);
   if (writers_waiting_.load(std::memory_order_relaxed) > 0) write_every_queue();
+  return bytes_moved_here != moved_before;
 }
 
 void TcpTransport::start_polling(const Request& request) {
-  if (request.peer < 0 || request.peer == options_.rank) return;
+  if (request.peer == options_.rank) return;
+  if (request.peer < 0) {
+    // A receive from anyone is read by the loop: no connection may be left unwatched.
+    watch_every_lingering(std::chrono::steady_clock::time_point::max());
+    return;
+  }
   Peer& peer = *peers_[request.peer];
   std::lock_guard lock(peer.poll_mutex);
   if (peer.pollers++ > 0) return;
-  TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
-  if (!connection) return;
-  // The poller reads this connection itself; the loop, woken for the same bytes, would only
-  // take the core from it.
-  std::lock_guard watch_lock(connection->watch_mutex);
-  if (connection->state != ConnectionState::kReady) return;
-  connection->read_by_loop = false;
-  rewatch_locked(connection);
-  peer.polled = connection;
+  if (std::exchange(peer.lingering, false)) lingering_.fetch_sub(1, std::memory_order_relaxed);
+  unwatch_inbound_locked(peer);
 }
 
 void TcpTransport::stop_polling(const Request& request) {
@@ -1151,17 +1314,65 @@ void TcpTransport::stop_polling(const Request& request) {
   Peer& peer = *peers_[request.peer];
   std::lock_guard lock(peer.poll_mutex);
   if (--peer.pollers > 0) return;
-  TcpConnection* connection = std::exchange(peer.polled, nullptr);
-  if (!connection) return;
-  // Level-triggered: bytes that came after the poller's last read wake the loop at once.
-  std::lock_guard watch_lock(connection->watch_mutex);
-  connection->read_by_loop = true;
-  if (connection->state != ConnectionState::kClosed) rewatch_locked(connection);
+  if (!request.done()) {
+    watch_inbound_locked(peer);  // the waiter goes to sleep: the loop must read for it
+    return;
+  }
+  // The next wait usually follows at once, and the peer's next message often comes before it:
+  // the connections stay unwatched a little longer (the loop watches them again after
+  // kLingerMs unless a wait took them up).
+  peer.lingering = true;
+  peer.polled_until = std::chrono::steady_clock::now();
+  lingering_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (run_loop)
+  wake_loop_for_lingering();
+}
+
+void TcpTransport::unwatch_inbound_locked(Peer& peer) {
+  for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
+    TcpConnection* connection = slot.load(std::memory_order_acquire);
+    if (!connection) break;
+    // The poller reads this connection itself; the loop, woken for the same bytes, would only
+    // take the core from it.
+    std::lock_guard watch_lock(connection->watch_mutex);
+    if (connection->state != ConnectionState::kReady || !connection->read_by_loop) continue;
+    connection->read_by_loop = false;
+    rewatch_locked(connection);
+  }
+}
+
+void TcpTransport::watch_inbound_locked(Peer& peer) {
+  for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
+    TcpConnection* connection = slot.load(std::memory_order_acquire);
+    if (!connection) break;
+    // Level-triggered: bytes that came after the poller's last read wake the loop at once.
+    std::lock_guard watch_lock(connection->watch_mutex);
+    if (connection->read_by_loop) continue;
+    connection->read_by_loop = true;
+    if (connection->state != ConnectionState::kClosed) rewatch_locked(connection);
+  }
+}
+
+void TcpTransport::watch_every_lingering(std::chrono::steady_clock::time_point idle_before) {
+  if (lingering_.load(std::memory_order_relaxed) == 0) return;
+  for (const std::unique_ptr<Peer>& peer : peers_) {
+    std::lock_guard lock(peer->poll_mutex);
+    if (!peer->lingering || peer->polled_until > idle_before) continue;
+    peer->lingering = false;
+    lingering_.fetch_sub(1, std::memory_order_relaxed);
+    watch_inbound_locked(*peer);
+  }
+}
+
+void TcpTransport::wake_loop_for_lingering() {
+  // The loop sleeps up to kLoopTickMs when nothing lingers; it must come back within kLingerMs.
+  if (!loop_ticks_fast_.load() && !loop_ticks_fast_.exchange(true)) {
+    uint64_t one = 1;
+    ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
+    (void)ignored;
+  }
 }
 
 void TcpTransport::read_ready(TcpConnection* connection) {
-  // The message usually arrives on the connection we send on; on another one (both ranks
-  // connected at once) the event loop delivers it.
   std::unique_lock in_lock(connection->in_mutex, std::try_to_lock);
   if (!in_lock || connection->state != ConnectionState::kReady) return;
   std::string ignored;

@@ -16,9 +16,10 @@
 //   pooled buffer.
 // - A connection that ends without a goodbye means the peer died: every pending request that
 //   names it fails at once, and the news floods to every other connected peer.
-// - While a thread polls a request with a peer, the loop does not watch that peer's connection
-//   for input (only for its end): the poller reads it, and a wake-up of the loop per message
-//   would cost more than the message.
+// - While a thread polls a request with a peer, and for kLingerMs after (the next wait usually
+//   follows at once), the loop does not watch that peer's connections for input (only for
+//   their end): the poller reads them, and a wake-up of the loop per message would cost more
+//   than the message. A waiter about to sleep, or a receive from anyone, has them watched again.
 // Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
 // connection.watch_mutex, and peer.poll_mutex -> connection.watch_mutex. The event loop holds a
 // connection's in_mutex while it reads into a receive's buffer, so cancel() can detach a
@@ -30,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,7 +68,7 @@ class TcpTransport final : public Transport, public MessageSink {
   void post_send(const RequestPtr& request) override;
   void post_recv(const RequestPtr& request) override;
   bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
-  void poll(Request& request) override;
+  bool poll(Request& request) override;
   void start_polling(const Request& request) override;
   void stop_polling(const Request& request) override;
   void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override;
@@ -89,11 +91,15 @@ class TcpTransport final : public Transport, public MessageSink {
     std::vector<TcpConnection*> connections;
     std::shared_ptr<const Error> failure;  // set once, under mutex_
     std::atomic<bool> failed{false};
-    // Threads polling a request with this peer, and the connection they read (its EPOLLIN
-    // unwatched meanwhile).
+    // The first two connections to become ready, set once under mutex_: the peer's messages
+    // come on the one it picked to send on, ours or its own (both when both connected at once).
+    std::atomic<TcpConnection*> inbound[2] = {};
+    // Threads polling a request with this peer: they read the inbound connections, which the
+    // loop does not watch for input meanwhile, nor while they linger after the last poller left.
     std::mutex poll_mutex;
     int pollers = 0;
-    TcpConnection* polled = nullptr;
+    bool lingering = false;
+    std::chrono::steady_clock::time_point polled_until;
   };
 
   // --- connections (mutex_ held) ---
@@ -112,6 +118,12 @@ class TcpTransport final : public Transport, public MessageSink {
   void read_ready(TcpConnection* connection);
   void write_queued(TcpConnection* connection);
   void write_every_queue();
+  // The loop stops / starts watching a peer's inbound connections for input (poll_mutex held).
+  void unwatch_inbound_locked(Peer& peer);
+  void watch_inbound_locked(Peer& peer);
+  // ... every lingering one whose last poller left before `idle_before`.
+  void watch_every_lingering(std::chrono::steady_clock::time_point idle_before);
+  void wake_loop_for_lingering();
   OutboundFrame control_frame(FrameKind kind, uint64_t context, uint64_t tag,
                               const std::string& text) const;
   void send_control(TcpConnection* connection, FrameKind kind, uint64_t context, uint64_t tag,
@@ -122,6 +134,10 @@ class TcpTransport final : public Transport, public MessageSink {
   // --- event loop ---
   void run_loop();
   void accept_all();
+  void adopt_incoming(util::Fd fd, const std::string& address);
+  // Out of descriptors (or memory): the listener is unwatched for a while, not spun on.
+  void pause_accepting(int error);
+  void resume_accepting_when_due();
   void on_event(TcpConnection* connection, uint32_t events);
   void on_connected(TcpConnection* connection);
   void on_writable(TcpConnection* connection);
@@ -139,10 +155,16 @@ class TcpTransport final : public Transport, public MessageSink {
   void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why);
   void parse_frames(TcpConnection* connection);
   void begin_frame(TcpConnection* connection);
+  // Why a header cannot be from a weft rank on this connection; empty when it can.
+  std::string what_is_wrong_with(const TcpConnection* connection, const FrameHeader& header) const;
+  void drop_broken_stream(TcpConnection* connection, const std::string& what);
   void finish_frame(TcpConnection* connection);
   void handle_control(TcpConnection* connection);
   void became_ready(TcpConnection* connection);
   void close_connection(TcpConnection* connection);
+  // A connection that has not become a rank's (nothing but connections_ refers to it).
+  static bool is_stranger(const TcpConnection& connection);
+  void destroy_closed_strangers();
   void on_connection_lost(TcpConnection* connection, const std::string& why);
   void drain_siblings(TcpConnection* lost);
   void drop_stale_handshakes();
@@ -162,7 +184,8 @@ class TcpTransport final : public Transport, public MessageSink {
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Peer>> peers_;
-  std::vector<std::unique_ptr<TcpConnection>> connections_;            // every connection ever made
+  // Every connection made, but strangers' once closed (destroy_closed_strangers).
+  std::vector<std::unique_ptr<TcpConnection>> connections_;
   std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_;  // with the reason
   std::shared_ptr<const Error> first_death_;
   int floods_in_flight_ = 0;
@@ -175,8 +198,13 @@ class TcpTransport final : public Transport, public MessageSink {
   std::function<void(int, const std::shared_ptr<const Error>&)> peer_leaving_hook_;
   bool shutting_down_ = false;
 
-  std::chrono::steady_clock::time_point last_handshake_sweep_;  // event loop only
-  std::atomic<int> writers_waiting_{0};  // connections whose queue waits for EPOLLOUT
+  std::chrono::steady_clock::time_point last_handshake_sweep_;                // event loop only
+  std::optional<std::chrono::steady_clock::time_point> accept_paused_until_;  // event loop only
+  bool accept_failing_ = false;                // event loop only: warned about the shortage
+  std::atomic<bool> strangers_closed_{false};  // destroy_closed_strangers has work
+  std::atomic<int> writers_waiting_{0};        // connections whose queue waits for EPOLLOUT
+  std::atomic<int> lingering_{0};              // connections unwatched with nobody polling them
+  std::atomic<bool> loop_ticks_fast_{false};   // the loop wakes every kLingerMs
   std::atomic<bool> stop_{false};
   std::thread loop_;
 };
