@@ -31,6 +31,7 @@
 #include "weft/store.h"
 #include "weft/tcp_store.h"
 #include "weft/weft.h"
+#include "weftrun/weftrun_process.h"
 
 namespace {
 
@@ -38,16 +39,11 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using weft::testing::free_port;
+using weft::testing::read_file;
 using weft::testing::TempDir;
+using weft::testing::Weftrun;
 
 std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -62,83 +58,6 @@ int count_of(const std::string& text, const std::string& needle) {
     ++count;
   return count;
 }
-
-// One weftrun process with stdout and stderr captured in files (no pipe to drain, so no
-// deadlock however much it writes).
-class Weftrun {
- public:
-  Weftrun(const std::vector<std::string>& args, const fs::path& dir,
-          const std::string& name = "weftrun", const std::map<std::string, std::string>& env = {},
-          bool clear_token = true)
-      : out_path_(dir / (name + ".out")), err_path_(dir / (name + ".err")) {
-    std::vector<std::string> argv = {WEFTRUN_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(out, 1);
-      ::dup2(err, 2);
-      if (clear_token) ::unsetenv("WEFT_JOB_TOKEN");
-      for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
-      std::vector<char*> raw;
-      for (auto& arg : argv) raw.push_back(arg.data());
-      raw.push_back(nullptr);
-      ::execv(raw[0], raw.data());
-      ::_exit(126);
-    }
-    started_ = Clock::now();
-  }
-
-  ~Weftrun() {
-    if (pid_ > 0 && !done_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  // Waits until weftrun exits or the deadline passes (then kills it and fails the test).
-  // Returns the exit code, 128 + signal when killed by a signal, -1 on timeout.
-  int wait(std::chrono::milliseconds limit) {
-    auto deadline = Clock::now() + limit;
-    while (!done_) {
-      int status = 0;
-      pid_t r = ::waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        done_ = true;
-        elapsed_ = Clock::now() - started_;
-        code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        break;
-      }
-      if (Clock::now() >= deadline) {
-        ADD_FAILURE() << "weftrun still running after " << limit.count()
-                      << " ms; killing it\nstderr:\n"
-                      << err();
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-        done_ = true;
-        code_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    return code_;
-  }
-
-  pid_t pid() const { return pid_; }
-  std::string out() const { return read_file(out_path_); }
-  std::string err() const { return read_file(err_path_); }
-  double seconds() const { return std::chrono::duration<double>(elapsed_).count(); }
-
- private:
-  fs::path out_path_;
-  fs::path err_path_;
-  pid_t pid_ = -1;
-  bool done_ = false;
-  int code_ = -1;
-  Clock::time_point started_;
-  Clock::duration elapsed_{};
-};
 
 // Waits until `predicate` holds or `limit` passes.
 template <typename Predicate>
