@@ -18,7 +18,8 @@ bool Request::wait(std::chrono::steady_clock::time_point deadline, int64_t spin_
   // A spin that moved bytes (a large message streaming in or out through this thread) was not
   // an idle wait: sleeping now would hand the transfer to another thread and cost a wake-up.
   while (!util::spin_until(progressed, spin_us, may_yield)) {
-    if (!std::exchange(moved, false) || std::chrono::steady_clock::now() >= deadline) break;
+    if (spin_us <= 0 || !std::exchange(moved, false)) break;
+    if (std::chrono::steady_clock::now() >= deadline) break;
   }
   if (done()) return true;
   if (before_sleep) {
