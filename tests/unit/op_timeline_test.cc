@@ -118,7 +118,10 @@ TEST(OpTimeline, ASpillThreadWokenBySegmentsKeepsEveryEntry) {
   segment_sealed.fetch_add(1);
   segment_sealed.notify_one();
   spiller.join();
-  EXPECT_GT(wakes, 1);
+  // Segments were sealed and signalled as the appends went (how often the spiller ran in
+  // between is up to the scheduler: on a busy machine it may run only at the end).
+  EXPECT_GT(segment_sealed.load(), 2u);
+  EXPECT_GE(wakes, 1);
   std::vector<int64_t> seqs = visited_seqs(timeline);
   ASSERT_EQ(seqs.size(), static_cast<std::size_t>(kManyEntries));
   for (int64_t i = 0; i < kManyEntries; ++i) ASSERT_EQ(seqs[static_cast<std::size_t>(i)], i);
