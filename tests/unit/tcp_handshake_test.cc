@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/tcp_rank.h"
 #include "support/wire_tap.h"
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
@@ -24,6 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Bytes8;
 using testing::contains;
+using testing::finishes_within;
 using testing::read_for;
 using testing::send_bytes;
 using testing::WireTap;
@@ -34,13 +36,7 @@ constexpr uint64_t kTag = 7;
 const std::string kPayload = "PAYLOAD-only-for-rank-0-PAYLOAD";
 
 std::unique_ptr<TcpTransport> make_rank(int rank, const std::string& token, int world = 2) {
-  TcpTransportOptions options;
-  options.rank = rank;
-  options.world_size = world;
-  options.job_token = token;
-  options.listen_address = util::resolve("127.0.0.1", 0);
-  options.handshake_timeout = 3s;
-  return std::make_unique<TcpTransport>(options);
+  return testing::make_tcp_rank(rank, token, world, 3s);
 }
 
 struct Message {
@@ -63,10 +59,6 @@ Message receive_payload(TcpTransport& at, int from = kAnyPeer) {
                                 message.data.data(), message.data.size());
   at.post_recv(message.request);
   return message;
-}
-
-bool finishes_within(const RequestPtr& request, std::chrono::milliseconds limit) {
-  return request->wait(std::chrono::steady_clock::now() + limit, 0);
 }
 
 std::string text_of(const Message& message) {

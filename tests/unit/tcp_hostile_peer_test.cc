@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/tcp_rank.h"
 #include "support/wire_tap.h"
 #include "transport/frame_header.h"
 #include "transport/request.h"
@@ -33,6 +34,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::Bytes8;
+using testing::finishes_within;
 using testing::read_for;
 using testing::send_bytes;
 
@@ -41,13 +43,7 @@ constexpr uint64_t kTag = 7;
 const std::string kToken = "the-job-token-0123456789";
 
 std::unique_ptr<TcpTransport> make_rank(int rank) {
-  TcpTransportOptions options;
-  options.rank = rank;
-  options.world_size = 2;
-  options.job_token = kToken;
-  options.listen_address = util::resolve("127.0.0.1", 0);
-  options.handshake_timeout = 30s;  // no test here waits for it
-  return std::make_unique<TcpTransport>(options);
+  return testing::make_tcp_rank(rank, kToken, 2, 30s);  // no test here waits for the timeout
 }
 
 struct Message {
@@ -65,10 +61,6 @@ Message post(TcpTransport& at, Request::Kind kind, int peer, uint64_t tag, std::
     at.post_recv(message.request);
   }
   return message;
-}
-
-bool finishes_within(const RequestPtr& request, std::chrono::milliseconds limit) {
-  return request->wait(std::chrono::steady_clock::now() + limit, 0);
 }
 
 // Rank 1 sends rank 0 a message; empty when it arrived intact, else what went wrong.
