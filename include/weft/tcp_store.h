@@ -1,8 +1,10 @@
 // TcpStore — client of a TcpStoreServer (the rendezvous store of a job).
 //
 // One TCP connection, one request at a time (calls from several threads are serialized).
-// Blocking calls carry their timeout to the server, which answers "timeout" itself, so the
-// connection never holds a stale reply. A lost server fails every call with kPeerFailure.
+// Blocking calls carry their timeout to the server, which answers "timeout" itself, and the
+// client waits for that answer about as long again (at most 5 s more). A call that gives up
+// before the answer comes (a server out of reach) leaves the connection out of step: the next
+// call connects anew. A lost server fails every call with kPeerFailure.
 #pragma once
 
 #include <memory>
@@ -44,12 +46,19 @@ class WEFT_API TcpStore final : public Store {
 
   const std::string& host() const { return host_; }
   int port() const { return port_; }
+  // Another client of the same server with the same token, on a connection of its own: calls
+  // on one never wait behind the other's (torch's Store.clone()).
+  std::unique_ptr<TcpStore> clone(Duration connect_timeout) const;
 
  private:
   class Connection;
 
+  // The connection for the next call: a new one when a call gave up mid-exchange. Mutex held.
+  Connection& connection();
+
   std::string host_;
   int port_;
+  std::string job_token_;
   std::mutex mutex_;
   std::unique_ptr<Connection> connection_;
 };

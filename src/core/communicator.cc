@@ -44,7 +44,7 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
       context_base_(context_base),
       timeout_(timeout.count() > 0 ? timeout : world_->timeout()),
       recorder_(name_, world_.get(), world_->rank(), world_->size()),
-      board_(world_->store(), context_base_, group_rank_of(world_->rank()), size()) {
+      board_(world_->deadline_store(), context_base_, group_rank_of(world_->rank()), size()) {
   rank_ = group_rank_of(world_->rank());
   std::vector<std::string> identities;
   for (int group_rank = 0; group_rank < size(); ++group_rank) {
@@ -203,6 +203,13 @@ std::chrono::steady_clock::time_point Communicator::report_point(
   return deadline - timeout + ProgressBoard::report_after(timeout);
 }
 
+std::chrono::steady_clock::time_point Communicator::report_until(
+    std::chrono::steady_clock::time_point deadline, const OpInfo& info) const {
+  // A report holds up the wait it is made from (the waiting thread writes it), so a store out
+  // of reach may cost that wait report_after() of its progress, never its deadline.
+  return std::min(deadline, util::deadline_after(ProgressBoard::report_after(timeout_of(info))));
+}
+
 bool Communicator::wait_reporting(transport::Request& request, const OpInfo& info,
                                   std::chrono::steady_clock::time_point deadline) {
   const bool collective = info.seq >= 0;
@@ -211,11 +218,11 @@ bool Communicator::wait_reporting(transport::Request& request, const OpInfo& inf
   if (report_at >= deadline) return poll_then_sleep(request, deadline);
   if (poll_then_sleep(request, report_at)) return true;
   if (collective) {
-    board_.report_collective(info.name, info.seq);
+    board_.report_collective(info.name, info.seq, report_until(deadline, info));
     return poll_then_sleep(request, deadline);
   }
   std::string what = point_to_point_entry(info.name, info.peer);
-  board_.report_point_to_point(what);
+  board_.report_point_to_point(what, report_until(deadline, info));
   bool done = poll_then_sleep(request, deadline);
   board_.end_point_to_point(what);
   return done;
@@ -234,7 +241,7 @@ std::string Communicator::describe_timeout(transport::Request& request, const Op
     std::string head = std::string(info.name) + " #" + std::to_string(info.seq) + within +
                        " (waiting for " +
                        (recv ? "a message from " + peer : peer + " to take a message") + ")";
-    board_.report_collective(info.name, info.seq);  // so that the others see me there
+    board_.report_collective(info.name, info.seq, until);  // so that the others see me there
     ProgressBoard::Diagnosis diagnosis = board_.diagnose(
         info.name, info.seq, until,
         [&](util::Clock::time_point pause_until) { return poll_then_sleep(request, pause_until); });

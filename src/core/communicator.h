@@ -212,6 +212,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // When a wait of `info` that ends at `deadline` reports to the progress board.
   std::chrono::steady_clock::time_point report_point(std::chrono::steady_clock::time_point deadline,
                                                      const OpInfo& info) const;
+  // By when a report made now from that wait must be written (or given up).
+  std::chrono::steady_clock::time_point report_until(std::chrono::steady_clock::time_point deadline,
+                                                     const OpInfo& info) const;
   // poll_then_sleep in two parts when it lasts: up to the report point, then (after reporting
   // this member as waiting in the op) up to the deadline.
   bool wait_reporting(transport::Request& request, const OpInfo& info,

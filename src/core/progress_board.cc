@@ -18,7 +18,7 @@ const Bytes kNeverWritten = to_bytes("?");
 
 }  // namespace
 
-ProgressBoard::ProgressBoard(Store& store, uint64_t context, int rank, int members)
+ProgressBoard::ProgressBoard(DeadlineStore& store, uint64_t context, int rank, int members)
     : store_(store), rank_(rank), members_(members) {
   char prefix[48];
   std::snprintf(prefix, sizeof prefix, "weft/progress/%016llx/",
@@ -36,27 +36,28 @@ std::string ProgressBoard::diagnosis_key(int64_t seq) const {
   return prefix_ + "stall/" + std::to_string(seq);
 }
 
-void ProgressBoard::write(const std::string& key, const std::string& value) {
+void ProgressBoard::write(const std::string& key, const std::string& value,
+                          Clock::time_point until) {
   try {
-    store_.set(key, to_bytes(value));
+    store_.set(key, to_bytes(value), until);
   } catch (const Error& error) {
     util::log_debug(util::Subsys::kStore,
                     [&] { return "progress board: cannot write " + key + ": " + error.what(); });
   }
 }
 
-std::optional<std::string> ProgressBoard::peek(const std::string& key) {
-  Bytes value = store_.compare_set(key, kNeverWritten, kNeverWritten);
+std::optional<std::string> ProgressBoard::peek(const std::string& key, Clock::time_point until) {
+  Bytes value = store_.compare_set(key, kNeverWritten, kNeverWritten, until);
   if (value == kNeverWritten) return std::nullopt;
   return to_string(value);
 }
 
-void ProgressBoard::report_collective(const char* op, int64_t seq) {
+void ProgressBoard::report_collective(const char* op, int64_t seq, Clock::time_point until) {
   std::lock_guard lock(mutex_);
   if (reported(seq)) return;
   reported_seq_.store(seq, std::memory_order_relaxed);
   reported_op_ = op;
-  write(key_of(rank_), collective_entry(op, seq, /*left=*/false));
+  write(key_of(rank_), collective_entry(op, seq, /*left=*/false), until);
 }
 
 void ProgressBoard::leave_collective(int64_t seq) {
@@ -64,15 +65,16 @@ void ProgressBoard::leave_collective(int64_t seq) {
   if (!reported(seq)) return;
   // Not reported again: a later wait of the same seq (none: it ended) must not rewrite it.
   reported_seq_.store(-1, std::memory_order_relaxed);
-  write(key_of(rank_), collective_entry(reported_op_.c_str(), seq, /*left=*/true));
+  write(key_of(rank_), collective_entry(reported_op_.c_str(), seq, /*left=*/true),
+        Clock::now() + kMaxReportAfter);
 }
 
-void ProgressBoard::report_point_to_point(const std::string& what) {
+void ProgressBoard::report_point_to_point(const std::string& what, Clock::time_point until) {
   std::lock_guard lock(mutex_);
   ++point_to_point_[what];
   if (point_to_point_written_ == what) return;
   point_to_point_written_ = what;
-  write(point_to_point_key_of(rank_), what);
+  write(point_to_point_key_of(rank_), what, until);
 }
 
 void ProgressBoard::end_point_to_point(const std::string& what) {
@@ -84,17 +86,17 @@ void ProgressBoard::end_point_to_point(const std::string& what) {
   std::string now = point_to_point_.empty() ? "" : point_to_point_.begin()->first;
   if (now == point_to_point_written_) return;
   point_to_point_written_ = now;
-  write(point_to_point_key_of(rank_), now);
+  write(point_to_point_key_of(rank_), now, Clock::now() + kMaxReportAfter);
 }
 
 Sighting ProgressBoard::read(int member, Clock::time_point until) {
   Sighting sighting;
   if (Clock::now() >= until) return sighting;
   try {
-    if (std::optional<std::string> entry = peek(key_of(member))) {
+    if (std::optional<std::string> entry = peek(key_of(member), until)) {
       read_collective_entry(*entry, sighting);
     }
-    if (std::optional<std::string> waiting = peek(point_to_point_key_of(member))) {
+    if (std::optional<std::string> waiting = peek(point_to_point_key_of(member), until)) {
       sighting.waiting = *waiting;
     }
     sighting.known = true;
@@ -106,9 +108,9 @@ Sighting ProgressBoard::read(int member, Clock::time_point until) {
   return sighting;
 }
 
-bool ProgressBoard::claim_diagnosis(int64_t seq) {
+bool ProgressBoard::claim_diagnosis(int64_t seq, Clock::time_point until) {
   try {
-    return store_.add(diagnosis_key(seq) + "/claims", 1) == 1;
+    return store_.add(diagnosis_key(seq) + "/claims", 1, until) == 1;
   } catch (const Error&) {
     return true;  // nobody can tell us: read for ourselves
   }
@@ -116,9 +118,7 @@ bool ProgressBoard::claim_diagnosis(int64_t seq) {
 
 std::optional<std::string> ProgressBoard::await_diagnosis(int64_t seq, Clock::time_point until) {
   try {
-    std::string key = diagnosis_key(seq);
-    store_.wait({key}, util::time_left(until));
-    return to_string(store_.get(key));
+    return to_string(store_.wait_and_get(diagnosis_key(seq), until));
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -128,7 +128,7 @@ ProgressBoard::Diagnosis ProgressBoard::diagnose(
     const char* op, int64_t seq, Clock::time_point until,
     const std::function<bool(Clock::time_point)>& pause) {
   Diagnosis diagnosis;
-  if (!claim_diagnosis(seq)) {
+  if (!claim_diagnosis(seq, until)) {
     // Its author timed out earlier and reads for as long as we would: wait up to twice that.
     auto budget = until - Clock::now();
     std::optional<std::string> verdict = await_diagnosis(seq, until + budget);
@@ -164,7 +164,8 @@ ProgressBoard::Diagnosis ProgressBoard::diagnose(
 }
 
 void ProgressBoard::publish_diagnosis(int64_t seq, const std::string& text) {
-  write(diagnosis_key(seq), text);
+  // After the diagnosis' own time: one more round trip, which a store in reach answers.
+  write(diagnosis_key(seq), text, Clock::now() + kPublishWithin);
 }
 
 }  // namespace weft::core

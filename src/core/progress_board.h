@@ -17,11 +17,10 @@
 // before the timeout reports by then), and publishes its verdict; the others read that verdict
 // instead of all keys (a job of n ranks asks the store O(n) questions, not O(n^2)).
 //
-// Thread-safe. The store calls are the store's own, bounded by its timeout (NOTE(board-store):
-// a store client that another thread holds in a long blocking call, or a hung store server,
-// delays a report by as much; a connection of the board's own would bound it better). A store
-// that fails makes a sighting unknown, never a different error. Reads stop at the caller's
-// `until` between calls.
+// Thread-safe. Every store call ends by a deadline (DeadlineStore): a report by the caller's,
+// the write that ends a reported wait within kMaxReportAfter, so a rank cut off from the store
+// still fails its op at its timeout. A store that fails or does not answer in time makes a
+// sighting unknown, never a different error.
 #pragma once
 
 #include <algorithm>
@@ -35,8 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "core/deadline_store.h"
 #include "core/sightings.h"
-#include "weft/store.h"
 
 namespace weft::core {
 
@@ -44,7 +43,7 @@ class ProgressBoard {
  public:
   using Clock = std::chrono::steady_clock;
 
-  ProgressBoard(Store& store, uint64_t context, int rank, int members);
+  ProgressBoard(DeadlineStore& store, uint64_t context, int rank, int members);
 
   // How long a wait bounded by `timeout` lasts before it reports: a quarter, but at least
   // kMinReportAfter (a report costs a store round trip) and at most kMaxReportAfter (a timeout
@@ -58,8 +57,8 @@ class ProgressBoard {
   // Whether collective `seq` was reported: its later waits need no report point. Inline, as
   // end_collective: every wait that does not finish at once checks it.
   bool reported(int64_t seq) const { return reported_seq_.load(std::memory_order_relaxed) == seq; }
-  // This member is waiting in collective `op` #`seq` (written once per seq).
-  void report_collective(const char* op, int64_t seq);
+  // This member is waiting in collective `op` #`seq` (written once per seq, by `until`).
+  void report_collective(const char* op, int64_t seq, Clock::time_point until);
   // Collective `seq` ended here (a store write only when it was reported).
   void end_collective(int64_t seq) {
     if (reported(seq)) [[unlikely]]
@@ -67,7 +66,7 @@ class ProgressBoard {
   }
   // This member waits in a point-to-point op ("recv from rank 2"); end_point_to_point with
   // the same text when that wait ends.
-  void report_point_to_point(const std::string& what);
+  void report_point_to_point(const std::string& what, Clock::time_point until);
   void end_point_to_point(const std::string& what);
 
   // What `member` last wrote; not known when the store did not answer by `until`.
@@ -90,14 +89,16 @@ class ProgressBoard {
   std::string diagnosis_key(int64_t seq) const;
   void leave_collective(int64_t seq);
   // A key's value, or nullopt when it was never written; never blocks on a missing key.
-  std::optional<std::string> peek(const std::string& key);
+  std::optional<std::string> peek(const std::string& key, Clock::time_point until);
   // Writes, swallowing (and logging) store failures: a report must never fail an op.
-  void write(const std::string& key, const std::string& value);
-  bool claim_diagnosis(int64_t seq);
+  void write(const std::string& key, const std::string& value, Clock::time_point until);
+  bool claim_diagnosis(int64_t seq, Clock::time_point until);
   std::optional<std::string> await_diagnosis(int64_t seq, Clock::time_point until);
   void publish_diagnosis(int64_t seq, const std::string& text);
 
-  Store& store_;
+  static constexpr std::chrono::milliseconds kPublishWithin{100};
+
+  DeadlineStore& store_;
   std::string prefix_;  // "weft/progress/<context>/"
   int rank_;
   int members_;

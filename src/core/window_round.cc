@@ -87,7 +87,8 @@ void Communicator::report_window_wait() {
   const OpInfo* info = window_wait_.info;
   if (!info || board_.reported(info->seq)) return;
   if (std::chrono::steady_clock::now() >= report_point(window_wait_.deadline->get(), *info)) {
-    board_.report_collective(info->name, info->seq);
+    board_.report_collective(info->name, info->seq,
+                             report_until(window_wait_.deadline->get(), *info));
   }
 }
 

@@ -18,6 +18,7 @@ std::shared_ptr<World> World::join(WorldOptions options) {
   world->spin_us_ = util::setting_int("WEFT_SPIN_US");
   world->store_server_ = std::move(options.store_server);
   world->store_ = options.store;
+  world->deadline_store_ = std::make_unique<DeadlineStore>(*world->store_);
   Rendezvous rendezvous = rendezvous_with_peers(options);
   world->transport_ = std::move(rendezvous.transport);
   world->hosts_ = std::move(rendezvous.hosts);
@@ -33,6 +34,8 @@ std::shared_ptr<World> World::join(WorldOptions options) {
 World::~World() {
   auto flush_for = std::min(timeout_, std::chrono::milliseconds(10'000));
   if (transport_) transport_->shutdown(std::chrono::steady_clock::now() + flush_for);
+  // Its connection too is one the store server waits to see closed.
+  deadline_store_.reset();
   store_.reset();
   if (store_server_) {
     // The other ranks may still be reading the store (their own shutdown): let them finish.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/adaptive_spin.h"
+#include "core/deadline_store.h"
 #include "transport/routed_transport.h"
 #include "weft/store.h"
 #include "weft/tcp_store_server.h"
@@ -41,6 +42,8 @@ class World {
   int rank() const { return rank_; }
   int size() const { return size_; }
   Store& store() { return *store_; }
+  // The store for calls that must end by a deadline of their own (progress boards).
+  DeadlineStore& deadline_store() { return *deadline_store_; }
   const std::shared_ptr<Store>& store_ptr() const { return store_; }
   transport::Transport& transport() { return *transport_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -79,6 +82,7 @@ class World {
   // Destruction order matters: transport first, then the store client, then the server.
   std::unique_ptr<TcpStoreServer> store_server_;
   std::shared_ptr<Store> store_;
+  std::unique_ptr<DeadlineStore> deadline_store_;  // on store_
   std::unique_ptr<transport::RoutedTransport> transport_;
 
   // Recursive: delivering a failure may abort a context, which delivers again on this thread.

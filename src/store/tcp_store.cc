@@ -1,5 +1,6 @@
 #include "weft/tcp_store.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "store/store_auth.h"
@@ -15,8 +16,12 @@ using store::Command;
 using store::Status;
 
 namespace {
-// How much longer than the server's own timeout the client waits for the server's answer.
-constexpr std::chrono::milliseconds kAnswerGrace{5000};
+// How much longer than the server's own timeout the client waits for the server's answer: as
+// long again, within bounds, so that a call with a short timeout also ends soon when the
+// server is out of reach.
+std::chrono::milliseconds answer_grace(std::chrono::milliseconds answer_within) {
+  return std::clamp(answer_within, std::chrono::milliseconds(100), std::chrono::milliseconds(5000));
+}
 }  // namespace
 
 class TcpStore::Connection {
@@ -146,7 +151,8 @@ class TcpStore::Connection {
     try {
       // A server that stops reading must not hold the caller past the call's bound either.
       std::vector<uint8_t> reply;
-      Status status = exchange(body, util::deadline_after(answer_within + kAnswerGrace), reply);
+      Status status =
+          exchange(body, util::deadline_after(answer_within + answer_grace(answer_within)), reply);
       if (status == Status::kOk) return reply;
       util::ByteReader reader(reply.data(), reply.size());
       std::string text = reader.get_string();
@@ -165,17 +171,26 @@ class TcpStore::Connection {
     }
   }
 
+  // Whether a call gave up in the middle of an exchange: the reply it did not read may still
+  // come, and would be taken for the next call's.
+  bool out_of_step() const { return out_of_step_; }
+
  private:
   // Sends one request frame and reads the reply's; `reply` gets the body after the status.
   Status exchange(const std::vector<uint8_t>& body, util::Clock::time_point deadline,
                   std::vector<uint8_t>& reply) {
-    std::vector<uint8_t> framed = store::frame(body);
-    util::write_all(fd_.get(), framed.data(), framed.size(), deadline);
-    uint32_t length = 0;
-    util::read_exact(fd_.get(), &length, sizeof length, deadline);
-    if (length == 0) throw Error(ErrorCode::kInternal, "empty reply from the store");
-    reply.resize(length);
-    util::read_exact(fd_.get(), reply.data(), length, deadline);
+    try {
+      std::vector<uint8_t> framed = store::frame(body);
+      util::write_all(fd_.get(), framed.data(), framed.size(), deadline);
+      uint32_t length = 0;
+      util::read_exact(fd_.get(), &length, sizeof length, deadline);
+      if (length == 0) throw Error(ErrorCode::kInternal, "empty reply from the store");
+      reply.resize(length);
+      util::read_exact(fd_.get(), reply.data(), length, deadline);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kTimeout) out_of_step_ = true;
+      throw;
+    }
     auto status = static_cast<Status>(reply[0]);
     reply.erase(reply.begin());
     return status;
@@ -183,6 +198,7 @@ class TcpStore::Connection {
 
   util::SocketAddress address_;
   util::Fd fd_;
+  bool out_of_step_ = false;
 };
 
 namespace {
@@ -202,11 +218,25 @@ TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout,
                    const std::string& job_token)
     : host_(host),
       port_(port),
+      job_token_(job_token),
       connection_(std::make_unique<Connection>(host, port, connect_timeout, job_token)) {
   timeout_ = connect_timeout;
 }
 
 TcpStore::~TcpStore() = default;
+
+std::unique_ptr<TcpStore> TcpStore::clone(Duration connect_timeout) const {
+  return std::make_unique<TcpStore>(host_, port_, connect_timeout, job_token_);
+}
+
+TcpStore::Connection& TcpStore::connection() {
+  // A new connection, bounded by this call's timeout; until one is made, calls keep failing
+  // here rather than reading a reply meant for an earlier call.
+  if (connection_->out_of_step()) {
+    connection_ = std::make_unique<Connection>(host_, port_, timeout(), job_token_);
+  }
+  return *connection_;
+}
 
 void TcpStore::set(const std::string& key, const Bytes& value) {
   auto body = request(Command::kSet);
@@ -214,7 +244,7 @@ void TcpStore::set(const std::string& key, const Bytes& value) {
   out.put_string(key);
   out.put_blob(value);
   std::lock_guard lock(mutex_);
-  connection_->call(body, timeout(), "store.set");
+  connection().call(body, timeout(), "store.set");
 }
 
 Bytes TcpStore::get(const std::string& key) {
@@ -223,7 +253,7 @@ Bytes TcpStore::get(const std::string& key) {
   out.put_string(key);
   out.put<uint64_t>(millis(timeout()));
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(body, timeout(), "store.get");
+  auto reply = connection().call(body, timeout(), "store.get");
   util::ByteReader in(reply.data(), reply.size());
   return in.get_blob();
 }
@@ -234,7 +264,7 @@ int64_t TcpStore::add(const std::string& key, int64_t delta) {
   out.put_string(key);
   out.put<int64_t>(delta);
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(body, timeout(), "store.add");
+  auto reply = connection().call(body, timeout(), "store.add");
   util::ByteReader in(reply.data(), reply.size());
   return in.get<int64_t>();
 }
@@ -246,7 +276,7 @@ Bytes TcpStore::compare_set(const std::string& key, const Bytes& expected, const
   out.put_blob(expected);
   out.put_blob(desired);
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(body, timeout(), "store.compare_set");
+  auto reply = connection().call(body, timeout(), "store.compare_set");
   util::ByteReader in(reply.data(), reply.size());
   return in.get_blob();
 }
@@ -255,7 +285,7 @@ bool TcpStore::delete_key(const std::string& key) {
   auto body = request(Command::kDelete);
   util::ByteWriter(body).put_string(key);
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(body, timeout(), "store.delete_key");
+  auto reply = connection().call(body, timeout(), "store.delete_key");
   return !reply.empty() && reply[0] != 0;
 }
 
@@ -264,13 +294,13 @@ bool TcpStore::check(const std::vector<std::string>& keys) {
   util::ByteWriter out(body);
   store::write_keys(out, keys);
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(body, timeout(), "store.check");
+  auto reply = connection().call(body, timeout(), "store.check");
   return !reply.empty() && reply[0] != 0;
 }
 
 int64_t TcpStore::num_keys() {
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(request(Command::kNumKeys), timeout(), "store.num_keys");
+  auto reply = connection().call(request(Command::kNumKeys), timeout(), "store.num_keys");
   util::ByteReader in(reply.data(), reply.size());
   return in.get<int64_t>();
 }
@@ -281,7 +311,7 @@ void TcpStore::wait(const std::vector<std::string>& keys, Duration timeout) {
   store::write_keys(out, keys);
   out.put<uint64_t>(millis(timeout));
   std::lock_guard lock(mutex_);
-  connection_->call(body, timeout, "store.wait");
+  connection().call(body, timeout, "store.wait");
 }
 
 std::vector<Bytes> TcpStore::multi_get(const std::vector<std::string>& keys) {
@@ -290,7 +320,7 @@ std::vector<Bytes> TcpStore::multi_get(const std::vector<std::string>& keys) {
   store::write_keys(out, keys);
   out.put<uint64_t>(millis(timeout()));
   std::lock_guard lock(mutex_);
-  auto reply = connection_->call(body, timeout(), "store.multi_get");
+  auto reply = connection().call(body, timeout(), "store.multi_get");
   util::ByteReader in(reply.data(), reply.size());
   uint32_t count = in.get<uint32_t>();
   std::vector<Bytes> values;
@@ -313,7 +343,7 @@ void TcpStore::multi_set(const std::vector<std::string>& keys, const std::vector
     out.put_blob(values[i]);
   }
   std::lock_guard lock(mutex_);
-  connection_->call(body, timeout(), "store.multi_set");
+  connection().call(body, timeout(), "store.multi_set");
 }
 
 }  // namespace weft

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/errors.h"
+#include "support/store_server_process.h"
 #include "support/thread_ranks.h"
 
 namespace weft {
@@ -152,6 +153,42 @@ TEST(StuckPeer, APointToPointTimeoutSaysWhatThePeerWasWaitingIn) {
           std::this_thread::sleep_for(1500ms);
           group.send(data, 1, 6);
         }
+      },
+      options);
+}
+
+// The store goes out of reach (its server stopped) while rank 1 is late: rank 0's collective
+// still fails at its timeout, naming the peer it waited for, instead of sitting in store calls
+// for the store's own timeout (the group's 20 s).
+TEST(StuckStore, ARankCutOffFromTheStoreStillFailsAtItsTimeoutNamingThePeer) {
+  Transport transport("tcp");
+  testing::StoreServerProcess server;
+  testing::ThreadRanksOptions options;
+  options.make_store = [&] {
+    return std::make_shared<TcpStore>("127.0.0.1", server.port(), 5000ms);
+  };
+  std::latch connected(2);
+  testing::run_ranks(
+      2,
+      [&](ProcessGroup& group) {
+        std::vector<float> data(8, 1.0f);
+        group.all_reduce(data);  // #0: connects
+        connected.arrive_and_wait();
+        if (group.rank() == 0) {
+          server.stop();
+          CollectiveOptions bounded;
+          bounded.timeout = 1000ms;
+          auto start = std::chrono::steady_clock::now();
+          Error error = error_of([&] { group.all_reduce(data, ReduceOp::kSum, bounded); });
+          auto took = std::chrono::steady_clock::now() - start;
+          server.resume();
+          EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+          expect_mentions(error, {"1000 ms", "all_reduce #1", "rank 1"});
+          // The timeout, the diagnosis' look (a quarter of it) and a last write.
+          EXPECT_LT(took, 2500ms) << error.what();
+        }
+        // Rank 1 comes only once rank 0 gave up.
+        std::this_thread::sleep_for(3000ms);
       },
       options);
 }

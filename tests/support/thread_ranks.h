@@ -22,12 +22,15 @@ namespace weft::testing {
 struct ThreadRanksOptions {
   std::chrono::milliseconds timeout{20'000};   // the groups' timeout
   std::chrono::milliseconds watchdog{60'000};  // the whole run
+  // Each rank's store client (a TcpStore client serves one blocking call at a time, so ranks
+  // need one each); unset: one MemoryStore for all.
+  std::function<std::shared_ptr<Store>()> make_store;
 };
 
 // Each body gets its rank's ProcessGroup. Exceptions are collected and reported per rank.
 inline void run_ranks(int world_size, const std::function<void(ProcessGroup&)>& body,
                       ThreadRanksOptions options = {}) {
-  auto store = std::make_shared<MemoryStore>();
+  auto shared_store = std::make_shared<MemoryStore>();
   std::vector<std::string> failures(world_size);
   std::vector<std::thread> threads;
   std::atomic<int> finished{0};
@@ -37,7 +40,7 @@ inline void run_ranks(int world_size, const std::function<void(ProcessGroup&)>& 
         InitOptions init;
         init.rank = rank;
         init.world_size = world_size;
-        init.store = store;
+        init.store = options.make_store ? options.make_store() : shared_store;
         init.timeout = options.timeout;
         auto group = init_process_group(init);
         body(*group);

@@ -16,6 +16,7 @@
 
 #include "store/store_protocol.h"
 #include "support/errors.h"
+#include "support/store_server_process.h"
 #include "support/temp_paths.h"
 #include "util/socket.h"
 #include "weft/weft.h"
@@ -854,6 +855,24 @@ TEST(TcpStoreClient, AServerThatStopsReadingIsATimeout) {
   Error error = error_of([&] { store.set("k", Bytes(64u << 20, 1)); });
   EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(TcpStoreClient, ACallToAStoppedServerEndsSoonAndTheNextCallGetsItsOwnAnswer) {
+  testing::StoreServerProcess server;
+  TcpStore store("127.0.0.1", server.port(), 5000ms);
+  store.set_timeout(300ms);
+  EXPECT_EQ(store.add("n", 1), 1);
+  server.stop();
+  auto start = std::chrono::steady_clock::now();
+  Error error = error_of([&] { store.add("n", 1); });
+  EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+  // Its timeout, then as long again for the answer to travel.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+  server.resume();
+  // The server now serves the add that timed out (n = 2) and answers it on the old connection;
+  // that answer must not be taken for this call's.
+  EXPECT_EQ(store.add("n", 1), 3);
+  EXPECT_EQ(store.add("n", 1), 4);
 }
 
 TEST(TcpStoreClient, AListenerThatNeverAnswersIsATimeoutAtConnect) {

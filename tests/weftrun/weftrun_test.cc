@@ -583,8 +583,11 @@ TEST(Weftrun, RejectsBadFlagsWithOneLine) {
   }
 }
 
-// Each rank prints its arguments as "a|b|c|", so that what reached it shows exactly.
-const std::vector<std::string> kPrintArgs = {"sh", "-c", "printf '%s|' \"$@\"; echo", "sh"};
+// Each rank prints its arguments as "a|b|c|", so that what reached it shows exactly, in one
+// write: with --no-prefix the ranks share weftrun's stdout, and two writes of one rank's line
+// may have the other rank's line between them.
+const std::vector<std::string> kPrintArgs = {"sh", "-c",
+                                             "printf '%s\\n' \"$(printf '%s|' \"$@\")\"", "sh"};
 
 TEST(Weftrun, PassesEverythingAfterTheProgramToItUntouched) {
   TempDir dir;

@@ -13,6 +13,7 @@ namespace {
 const std::string kFailedKey = "weftrun/failed";
 const std::string kDoneKey = "weftrun/done";
 constexpr std::chrono::milliseconds kPollInterval{200};
+constexpr std::chrono::milliseconds kPollAnswerWithin{500};
 
 std::string node_key(int node, const char* what) {
   return "weftrun/node/" + std::to_string(node) + "/" + what;
@@ -42,7 +43,7 @@ void NodeRendezvous::join(int nproc_per_node) {
   try {
     store_->wait(keys, join_timeout_);
   } catch (const Error& error) {
-    if (error.code() != ErrorCode::kTimeout) throw;
+    if (error.code() == ErrorCode::kPeerFailure) throw;
     std::string missing;
     for (int node = 0; node < nnodes_; ++node) {
       if (!store_->check({keys[static_cast<std::size_t>(node)]})) {
@@ -69,8 +70,25 @@ void NodeRendezvous::publish_failure(const JobFailure& failure) {
 }
 
 std::optional<JobFailure> NodeRendezvous::poll_failure() {
-  if (!store_->check({kFailedKey})) return std::nullopt;
-  std::string text = to_string(store_->get(kFailedKey));
+  std::string text;
+  // Briefly: the supervisor relays its ranks' output between polls. A store that does not
+  // answer in time, or cannot be reached (a link down), is lost only when that lasts the join
+  // timeout; one that closed the connection is lost at once.
+  store_->set_timeout(kPollAnswerWithin);
+  try {
+    bool failed = store_->check({kFailedKey});
+    if (failed) text = to_string(store_->get(kFailedKey));
+    store_->set_timeout(join_timeout_);
+    silent_since_.reset();
+    if (!failed) return std::nullopt;
+  } catch (const Error& error) {
+    store_->set_timeout(join_timeout_);
+    if (error.code() == ErrorCode::kPeerFailure) throw;
+    const auto now = std::chrono::steady_clock::now();
+    if (!silent_since_) silent_since_ = now;
+    if (now - *silent_since_ < join_timeout_) return std::nullopt;
+    throw;
+  }
   JobFailure failure;
   std::size_t newline = text.find('\n');
   try {

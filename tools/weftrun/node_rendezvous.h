@@ -45,7 +45,9 @@ class NodeRendezvous {
 
   // Publishes a failure unless one is published already.
   void publish_failure(const JobFailure& failure);
-  // The published failure, if any. Never blocks for long.
+  // The published failure, if any. Never blocks for long (about a second when the store does
+  // not answer); throws when the store closed the connection, or stayed silent or out of reach
+  // for the join timeout.
   std::optional<JobFailure> poll_failure();
   // Tells the others this node's ranks have all ended.
   void report_done();
@@ -62,6 +64,7 @@ class NodeRendezvous {
   int node_rank_;
   std::chrono::milliseconds join_timeout_;
   std::string address_;
+  std::optional<std::chrono::steady_clock::time_point> silent_since_;  // polls unanswered
 };
 
 }  // namespace weft::run

@@ -1,0 +1,85 @@
+#include "core/deadline_store.h"
+
+#include <algorithm>
+
+#include "util/deadline.h"
+#include "weft/error.h"
+
+namespace weft::core {
+
+namespace {
+
+using std::chrono::milliseconds;
+using namespace std::chrono_literals;
+
+// TcpStore waits for an answer its timeout plus as long again, clamped to these bounds.
+constexpr milliseconds kMinGrace{100};
+constexpr milliseconds kMaxGrace{5000};
+
+[[noreturn]] void out_of_time(const char* op) {
+  throw Error(ErrorCode::kTimeout, std::string(op) + ": no time left to ask the store");
+}
+
+}  // namespace
+
+DeadlineStore::DeadlineStore(Store& store)
+    : shared_(store), tcp_(dynamic_cast<TcpStore*>(&store)) {}
+
+DeadlineStore::~DeadlineStore() = default;
+
+milliseconds DeadlineStore::timeout_within(milliseconds time_left) {
+  if (time_left <= kMinGrace * 2) return time_left > kMinGrace ? time_left - kMinGrace : 0ms;
+  if (time_left <= kMaxGrace * 2) return time_left / 2;
+  return time_left - kMaxGrace;
+}
+
+Store& DeadlineStore::store_for(Clock::time_point deadline, const char* op) {
+  if (tcp_ == nullptr) return shared_;
+  if (!own_) {
+    const milliseconds connect_within = timeout_within(util::time_left(deadline));
+    if (connect_within <= 0ms) out_of_time(op);
+    own_ = tcp_->clone(connect_within);
+  }
+  const milliseconds timeout = timeout_within(util::time_left(deadline));
+  if (timeout <= 0ms) out_of_time(op);
+  own_->set_timeout(timeout);
+  return *own_;
+}
+
+template <typename Call>
+auto DeadlineStore::bounded(Clock::time_point deadline, const char* op, Call&& call) {
+  std::unique_lock lock(mutex_, deadline);
+  if (!lock.owns_lock()) out_of_time(op);
+  try {
+    return call(store_for(deadline, op));
+  } catch (const Error& error) {
+    // A call that gave up may leave its answer on the way: the next starts on a new connection.
+    if (error.code() == ErrorCode::kTimeout) own_.reset();
+    throw;
+  }
+}
+
+void DeadlineStore::set(const std::string& key, const Bytes& value, Clock::time_point deadline) {
+  bounded(deadline, "store.set", [&](Store& store) { store.set(key, value); });
+}
+
+Bytes DeadlineStore::compare_set(const std::string& key, const Bytes& expected,
+                                 const Bytes& desired, Clock::time_point deadline) {
+  return bounded(deadline, "store.compare_set",
+                 [&](Store& store) { return store.compare_set(key, expected, desired); });
+}
+
+int64_t DeadlineStore::add(const std::string& key, int64_t delta, Clock::time_point deadline) {
+  return bounded(deadline, "store.add", [&](Store& store) { return store.add(key, delta); });
+}
+
+Bytes DeadlineStore::wait_and_get(const std::string& key, Clock::time_point deadline) {
+  return bounded(deadline, "store.wait", [&](Store& store) {
+    // The server ends the wait itself: by the deadline on a store of our own, by its own
+    // timeout on a shared one, whose timeout is not ours to change.
+    store.wait({key}, own_ ? store.timeout() : util::time_left(deadline));
+    return store.get(key);
+  });
+}
+
+}  // namespace weft::core
