@@ -1,7 +1,10 @@
 #include "coll/selector.h"
 
+#include <array>
 #include <optional>
+#include <span>
 
+#include "coll/cost_model.h"
 #include "util/settings.h"
 #include "weft/error.h"
 
@@ -10,9 +13,6 @@ namespace weft::coll {
 using core::OpKind;
 
 namespace {
-
-constexpr std::size_t kKiB = 1024;
-constexpr std::size_t kMiB = 1024 * kKiB;
 
 bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
@@ -78,23 +78,39 @@ Algorithm by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
   if (runs_shm_unforced(in.collective, in.single_host)) return Algorithm::kShm;
   if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
-  switch (in.collective) {
-    // Thresholds from bench/collectives_compare.sh runs on 2 and 4 ranks
-    // (docs/perf-history.md, section 2).
-    case OpKind::kAllReduce:
-      if (in.group_size <= 4 && in.bytes <= 256 * kKiB) return Algorithm::kRecursiveDoubling;
-      if (in.bytes <= 16 * kKiB) return Algorithm::kRecursiveDoubling;
-      if (is_power_of_two(in.group_size) && in.bytes <= 1 * kMiB) return Algorithm::kRabenseifner;
-      return Algorithm::kRing;
-    case OpKind::kBroadcast:
-      return in.group_size <= 4 || in.bytes < 512 * kKiB ? Algorithm::kBinomial
-                                                         : Algorithm::kScatterAllgather;
-    case OpKind::kAllGather:
-      // in.bytes is the whole gathered output.
-      return in.equal_blocks && in.bytes <= 1 * kMiB ? Algorithm::kBruck : Algorithm::kRing;
-    default:
-      return algorithms_of(in.collective).front();
-  }
+  return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
+                             selector_network_model());
+}
+
+// The candidates of choose_over_network, latency-optimal first so that it wins a tie.
+std::span<const Algorithm> allowed_all_reduce(int group_size) {
+  using enum Algorithm;
+  static constexpr std::array kAny{kRecursiveDoubling, kRing};
+  static constexpr std::array kPowerOfTwo{kRecursiveDoubling, kRabenseifner, kRing};
+  // Rabenseifner runs on any size, but off a power of two its fold and unfold send the whole
+  // buffer twice more, and that case was never measured: it stays forced-only there.
+  // NOTE(selector): the model prefers it at scale (1000 ranks, 1 MiB: docs/scaling.md).
+  return is_power_of_two(group_size) ? std::span<const Algorithm>(kPowerOfTwo) : kAny;
+}
+
+// scatter_allgather's modeled gain over binomial is at most a third below 5 ranks, and over
+// TCP on 4 ranks it measured 2x slower at 16 MiB (docs/perf-history.md, section 2; MPICH keeps
+// the binomial tree below 8 processes for the same reason): its p - 1 ring steps each wait
+// for a rank that may not be running.
+constexpr int kScatterAllgatherMinRanks = 5;
+
+std::span<const Algorithm> allowed_broadcast(int group_size) {
+  using enum Algorithm;
+  static constexpr std::array kSmall{kBinomial};
+  static constexpr std::array kLarge{kBinomial, kScatterAllgather};
+  return group_size >= kScatterAllgatherMinRanks ? std::span<const Algorithm>(kLarge) : kSmall;
+}
+
+std::span<const Algorithm> allowed_all_gather(bool equal_blocks) {
+  using enum Algorithm;
+  static constexpr std::array kEqual{kBruck, kRing};
+  static constexpr std::array kUneven{kRing};
+  return equal_blocks ? std::span<const Algorithm>(kEqual) : kUneven;
 }
 
 }  // namespace
@@ -187,6 +203,30 @@ Algorithm choose_algorithm(const SelectionInput& input) {
                 "all_gather algorithm 'bruck' needs equal sizes on every rank; use 'ring'");
   }
   return chosen ? *chosen : by_size(input);
+}
+
+const NetworkModel& selector_network_model() {
+  // Calibrated on the 4-rank TCP runs behind the former thresholds (docs/scaling.md): a
+  // message step costs tens of microseconds there, with 4 ranks sharing 2 cores.
+  // NOTE(selector): a job over a real network should be priced with that network's numbers.
+  static constexpr NetworkModel kLoopbackOnTwoCores{
+      .alpha_s = 20e-6, .beta_s_per_byte = 1 / 1.25e9, .gamma_s_per_byte = 1 / 16e9};
+  return kLoopbackOnTwoCores;
+}
+
+Algorithm choose_over_network(OpKind collective, int group_size, std::size_t bytes,
+                              bool equal_blocks, const NetworkModel& network) {
+  switch (collective) {
+    case OpKind::kAllReduce:
+      return fastest_of(collective, allowed_all_reduce(group_size), group_size, bytes, network);
+    case OpKind::kBroadcast:
+      return fastest_of(collective, allowed_broadcast(group_size), group_size, bytes, network);
+    case OpKind::kAllGather:
+      // bytes is the whole gathered output.
+      return fastest_of(collective, allowed_all_gather(equal_blocks), group_size, bytes, network);
+    default:
+      return algorithms_of(collective).front();
+  }
 }
 
 Algorithm choose_without_shared_memory(const SelectionInput& input) {

@@ -4,7 +4,8 @@
 // WEFT_ALGO is either one name, used by every collective that has an algorithm of that name,
 // or a list "all_reduce=ring,broadcast=binomial". A name the collective does not have is an
 // error naming the valid ones (from the option) or ignored for other collectives (from a bare
-// WEFT_ALGO name). Costs and thresholds: docs/algorithms.md.
+// WEFT_ALGO name). Costs: docs/algorithms.md; the cost model behind the choices over TCP:
+// coll/cost_model.h and docs/scaling.md.
 #pragma once
 
 #include <cstddef>
@@ -80,5 +81,20 @@ inline bool runs_shm_unforced(core::OpKind collective, bool single_host) {
 // between the leaders of a hierarchical algorithm: the selector's choice for a group of one
 // rank per host (WEFT_ALGO and the option ignored).
 Algorithm choose_without_shared_memory(const SelectionInput& input);
+
+struct NetworkModel;  // coll/cost_model.h
+
+// The network the selector assumes between ranks that do not share memory: parameters under
+// which the cost model makes the choices measured on 2 and 4 ranks (docs/scaling.md).
+const NetworkModel& selector_network_model();
+
+// The selector's choice without shared memory on `network`: the cost model's fastest among
+// the algorithms the selector allows (all_reduce: recursive doubling, Rabenseifner when the
+// group size is a power of two, ring; broadcast: binomial, scatter_allgather from 5 ranks;
+// all_gather: Bruck when every rank contributes the same size, ring); the default algorithm
+// for the other collectives. choose_algorithm() uses it with selector_network_model().
+// Allocates nothing: a small call asks it.
+Algorithm choose_over_network(core::OpKind collective, int group_size, std::size_t bytes,
+                              bool equal_blocks, const NetworkModel& network);
 
 }  // namespace weft::coll

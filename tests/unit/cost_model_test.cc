@@ -1,0 +1,267 @@
+// The cost model (coll/cost_model.h) against hand-computed times, its shape (monotone in the
+// size, latency-optimal choices for tiny messages and bandwidth-optimal ones for huge), the
+// choice-change finder against a byte-by-byte scan, and weft-model's output against the model.
+#include "coll/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coll/selector.h"
+#include "weft/error.h"
+
+namespace weft::coll {
+namespace {
+
+using core::OpKind;
+using enum Algorithm;
+
+// alpha 10 us, beta 1 ns/B (1 GB/s), gamma 0.1 ns/B (10 GB/s): round numbers for hand sums.
+constexpr NetworkModel kNet{1e-5, 1e-9, 1e-10};
+constexpr double kA = 1e-5;
+constexpr double kB = 1e-9;
+constexpr double kG = 1e-10;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+double seconds(OpKind collective, Algorithm algorithm, int p, std::size_t n) {
+  return predicted_seconds(collective, algorithm, p, n, kNet);
+}
+
+TEST(CostModel, AllReduceMatchesHandComputedTimes) {
+  // Ring, 4 ranks, 4 MiB: blocks of 1 MiB, one segment each: 2(p-1)(a + bn/p) + (p-1) g n/p.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kRing, 4, 4 * kMiB),
+                   6 * (kA + 1048576 * kB) + 3 * 1048576 * kG);
+  // Ring, 4 ranks, 16 MiB: blocks of 4 MiB in 4 segments; 24 messages; all but the last segment
+  // of each reduce-scatter step overlap transfer and reduction (beta > gamma: beta per byte).
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kRing, 4, 16 * kMiB),
+                   24 * kA + 3 * 4194304 * kB + 3 * (3145728 * kB + 1048576 * (kB + kG)));
+  // Recursive doubling, 8 ranks: 3 rounds of the whole buffer.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kRecursiveDoubling, 8, 1000),
+                   3 * (kA + 1000 * kB) + 3 * 1000 * kG);
+  // 6 ranks fold onto 4: 2 rounds, a fold and an unfold; 3 reductions (the fold's and 2 rounds').
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kRecursiveDoubling, 6, 1000),
+                   4 * (kA + 1000 * kB) + 3 * 1000 * kG);
+  // Rabenseifner, 8 ranks: 6 messages, 2 * 7/8 n bytes, 7/8 n reduced.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kRabenseifner, 8, 8000),
+                   6 * kA + 2 * 7000 * kB + 7000 * kG);
+  // 6 ranks: on 4 (4 messages, 2 * 3/4 n, 3/4 n reduced) plus fold and unfold of 8000 bytes.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kRabenseifner, 6, 8000),
+                   4 * kA + 2 * 6000 * kB + 6000 * kG + 2 * (kA + 8000 * kB) + 8000 * kG);
+  // Naive, 3 ranks: rank 0 receives 2 buffers, reduces 2, sends 2.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllReduce, kNaive, 3, 100), 4 * (kA + 100 * kB) + 2 * 100 * kG);
+}
+
+TEST(CostModel, OtherCollectivesMatchHandComputedTimes) {
+  // Binomial broadcast, 5 ranks (3 children at the root), 3 MiB + 1 byte: 4 segments each.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kBroadcast, kBinomial, 5, 3 * kMiB + 1),
+                   3 * (4 * kA + 3145729 * kB));
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kBroadcast, kScatterAllgather, 5, 1000000),
+                   7 * kA + 2 * 800000 * kB);
+  // Bruck: 3 rounds for 5 ranks, 4/5 of 5000 bytes in, a rotation of 5000 bytes.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllGather, kBruck, 5, 5000), 3 * kA + 4000 * kB + 5000 * kG);
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllGather, kRing, 5, 5000), 4 * (kA + 1000 * kB));
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kReduceScatter, kRing, 4, 400), 3 * (kA + 100 * (kB + kG)));
+  // Binomial reduce, 8 ranks, 2 MiB: 3 children, 2 segments from each.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kReduce, kBinomial, 8, 2 * kMiB),
+                   3 * (2 * kA + 1048576 * kB + 1048576 * (kB + kG)));
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kGather, kBinomial, 7, 700), 3 * kA + 600 * kB);
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kScatter, kBinomial, 7, 700), 3 * kA + 600 * kB);
+  // Pairwise: up to 1 MiB the p - 1 exchanges overlap (one latency), above it they do not.
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllToAll, kPairwise, 4, kMiB), kA + 786432 * kB);
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kAllToAll, kPairwise, 4, 4 * kMiB), 3 * kA + 3145728 * kB);
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kBarrier, kDissemination, 4096, 0), 12 * kA);
+  EXPECT_DOUBLE_EQ(seconds(OpKind::kBarrier, kDissemination, 4097, 0), 13 * kA);
+}
+
+TEST(CostModel, OneRankCostsNothingAndUnknownPairsAreRefused) {
+  EXPECT_EQ(seconds(OpKind::kAllReduce, kRing, 1, kMiB), 0.0);
+  EXPECT_THROW(seconds(OpKind::kAllReduce, kBruck, 4, 8), Error);
+  EXPECT_THROW(seconds(OpKind::kAllReduce, kRing, 0, 8), Error);
+  EXPECT_TRUE(modeled_algorithms(OpKind::kScan).empty());
+}
+
+std::vector<std::pair<OpKind, Algorithm>> every_modeled_pair() {
+  std::vector<std::pair<OpKind, Algorithm>> pairs;
+  for (OpKind c : {OpKind::kAllReduce, OpKind::kBroadcast, OpKind::kReduce, OpKind::kAllGather,
+                   OpKind::kGather, OpKind::kScatter, OpKind::kReduceScatter, OpKind::kAllToAll,
+                   OpKind::kBarrier}) {
+    for (Algorithm a : modeled_algorithms(c)) pairs.emplace_back(c, a);
+  }
+  return pairs;
+}
+
+TEST(CostModel, MoreBytesNeverTakeLess) {
+  for (auto [c, a] : every_modeled_pair()) {
+    for (int p : {2, 3, 8, 100, 4096}) {
+      double previous = 0;
+      for (std::size_t n = 0; n <= 256 * kMiB; n = n * 5 / 4 + 7) {
+        const double now = seconds(c, a, p, n);
+        EXPECT_GE(now, previous) << core::name_of(c) << " " << name_of(a) << " p=" << p
+                                 << " n=" << n;
+        previous = now;
+      }
+    }
+  }
+}
+
+// Across powers of two; between them the folded algorithms may be cheaper at 2^k than 2^k - 1.
+TEST(CostModel, MoreRanksNeverTakeLessAcrossPowersOfTwo) {
+  for (auto [c, a] : every_modeled_pair()) {
+    for (std::size_t n : {std::size_t{8}, 64 * std::size_t{1024}, 64 * kMiB}) {
+      double previous = 0;
+      for (int p = 2; p <= 4096; p *= 2) {
+        const double now = seconds(c, a, p, n);
+        EXPECT_GE(now, previous) << core::name_of(c) << " " << name_of(a) << " p=" << p;
+        previous = now;
+      }
+    }
+  }
+}
+
+TEST(CostModel, NonPowersOfTwoPayForTheFold) {
+  const auto rd = [](int p) { return seconds(OpKind::kAllReduce, kRecursiveDoubling, p, 4096); };
+  EXPECT_GT(rd(5), rd(4));
+  EXPECT_EQ(rd(5), rd(7));  // same power of two below, same fold
+  EXPECT_GT(rd(7), rd(8));  // 8 needs no fold: 3 rounds against 2 + 2
+  const auto bruck = [](int p) { return seconds(OpKind::kAllGather, kBruck, p, 0); };
+  EXPECT_EQ(bruck(5), 3 * kA);  // Bruck needs no fold: ceil(log2 p) rounds
+}
+
+TEST(CostModel, TinyMessagesChooseLatencyOptimalAlgorithms) {
+  for (int p : {8, 1000, 4096}) {
+    EXPECT_EQ(best_algorithm(OpKind::kAllReduce, p, 8, kNet), kRecursiveDoubling) << p;
+    EXPECT_EQ(best_algorithm(OpKind::kBroadcast, p, 8, kNet), kBinomial) << p;
+    EXPECT_EQ(best_algorithm(OpKind::kAllGather, p, 8 * std::size_t(p), kNet), kBruck) << p;
+  }
+}
+
+TEST(CostModel, HugeMessagesChooseBandwidthOptimalAlgorithms) {
+  const std::size_t huge = std::size_t{64} << 30;
+  // Rabenseifner sends what the ring sends, but reduces each half after it arrived; the ring's
+  // segments overlap the reduction with the transfer of the next one.
+  EXPECT_EQ(best_algorithm(OpKind::kAllReduce, 1024, huge, kNet), kRing);
+  EXPECT_EQ(best_algorithm(OpKind::kAllReduce, 1000, huge, kNet), kRing);
+  // Without segments (1 MiB on 4 ranks: blocks of one segment) the ring only adds messages.
+  const Algorithm bandwidth_optimal[] = {kRabenseifner, kRing};
+  EXPECT_EQ(fastest_of(OpKind::kAllReduce, bandwidth_optimal, 4, 4 * kMiB, kNet), kRabenseifner);
+  EXPECT_EQ(best_algorithm(OpKind::kBroadcast, 1000, huge, kNet), kScatterAllgather);
+  EXPECT_EQ(best_algorithm(OpKind::kAllGather, 1000, huge, kNet), kRing);
+}
+
+TEST(CostModel, FastestOfBreaksTiesTowardTheFirstCandidate) {
+  // 2 ranks, one segment: Rabenseifner and the ring send and reduce the same.
+  const Algorithm both[] = {kRabenseifner, kRing};
+  const Algorithm reversed[] = {kRing, kRabenseifner};
+  EXPECT_EQ(seconds(OpKind::kAllReduce, kRabenseifner, 2, kMiB),
+            seconds(OpKind::kAllReduce, kRing, 2, kMiB));
+  EXPECT_EQ(fastest_of(OpKind::kAllReduce, both, 2, kMiB, kNet), kRabenseifner);
+  EXPECT_EQ(fastest_of(OpKind::kAllReduce, reversed, 2, kMiB, kNet), kRing);
+}
+
+TEST(CostModel, ChoiceChangesMatchAByteByByteScan) {
+  constexpr std::size_t kHigh = std::size_t{3} << 20;
+  for (auto [collective, p] : {std::pair{OpKind::kAllReduce, 4}, std::pair{OpKind::kAllReduce, 8},
+                               std::pair{OpKind::kAllReduce, 7}, std::pair{OpKind::kBroadcast, 6},
+                               std::pair{OpKind::kAllGather, 8}}) {
+    const auto choose = [&](std::size_t n) {
+      return choose_over_network(collective, p, n, true, kNet);
+    };
+    std::vector<ChoiceChange> scanned;
+    Algorithm previous = choose(1);
+    for (std::size_t n = 2; n <= kHigh; ++n) {
+      const Algorithm now = choose(n);
+      if (now != previous) scanned.push_back({n, previous, now});
+      previous = now;
+    }
+    EXPECT_FALSE(scanned.empty()) << core::name_of(collective) << " p=" << p;
+    EXPECT_EQ(find_choice_changes(choose, 1, kHigh), scanned)
+        << core::name_of(collective) << " p=" << p;
+  }
+}
+
+// The selector's network keeps the choices measured over TCP on 4 ranks
+// (docs/perf-history.md, section 2) at the sizes the benchmarks use.
+TEST(CostModel, TheSelectorsNetworkKeepsTheFourRankChoices) {
+  const NetworkModel& net = selector_network_model();
+  const auto all_reduce = [&](std::size_t n) {
+    return choose_over_network(OpKind::kAllReduce, 4, n, true, net);
+  };
+  EXPECT_EQ(all_reduce(64 << 10), kRecursiveDoubling);
+  EXPECT_EQ(all_reduce(kMiB), kRabenseifner);
+  EXPECT_EQ(all_reduce(16 * kMiB), kRing);
+  for (std::size_t n : {std::size_t{64} << 10, kMiB, 16 * kMiB}) {
+    EXPECT_EQ(choose_over_network(OpKind::kBroadcast, 4, n, true, net), kBinomial) << n;
+  }
+  EXPECT_EQ(choose_over_network(OpKind::kAllGather, 4, 256 << 10, true, net), kBruck);
+  EXPECT_EQ(choose_over_network(OpKind::kAllGather, 4, 4 * kMiB, true, net), kRing);
+  EXPECT_EQ(choose_over_network(OpKind::kAllGather, 4, 256 << 10, false, net), kRing);
+}
+
+// weft-model --csv against the model, when ctest names the binary (tests/unit/CMakeLists.txt).
+TEST(CostModelCli, WeftModelPrintsTheModelsTimesAndChoices) {
+  const char* binary = std::getenv("WEFT_MODEL_BINARY");
+  if (binary == nullptr || *binary == '\0') GTEST_SKIP() << "WEFT_MODEL_BINARY is not set";
+  const std::string command = std::string(binary) +
+                              " --alpha 10us --beta 1GB/s --gamma 1e-10 --csv"
+                              " --collective all_reduce,broadcast --ranks 6,8,4096"
+                              " --sizes 8,64K,16M";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char chunk[4096];
+  while (std::size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
+  ASSERT_EQ(pclose(pipe), 0) << output;
+
+  std::istringstream lines(output);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "kind,collective,ranks,bytes,algorithm,seconds,selected,from");
+  int times = 0;
+  std::map<std::tuple<std::string, int>, std::vector<std::string>> changes_seen;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
+    f.resize(8);
+    const OpKind c = f[1] == "all_reduce" ? OpKind::kAllReduce : OpKind::kBroadcast;
+    const int p = std::stoi(f[2]);
+    const std::size_t n = std::stoull(f[3]);
+    if (f[0] == "change") {
+      changes_seen[{f[1], p}].push_back(f[3] + ":" + f[7] + ">" + f[4]);
+      continue;
+    }
+    ASSERT_EQ(f[0], "time") << line;
+    Algorithm algorithm{};
+    for (Algorithm a : modeled_algorithms(c)) {
+      if (f[4] == name_of(a)) algorithm = a;
+    }
+    EXPECT_STREQ(name_of(algorithm), f[4].c_str()) << line;
+    EXPECT_NEAR(std::stod(f[5]), seconds(c, algorithm, p, n), 1e-8 * seconds(c, algorithm, p, n))
+        << line;
+    EXPECT_EQ(f[6] == "1", choose_over_network(c, p, n, true, kNet) == algorithm) << line;
+    ++times;
+  }
+  EXPECT_EQ(times, 3 * 3 * (4 + 2));  // ranks x sizes x algorithms of the two collectives
+  for (const auto& [key, seen] : changes_seen) {
+    const OpKind c = std::get<0>(key) == "all_reduce" ? OpKind::kAllReduce : OpKind::kBroadcast;
+    const int p = std::get<1>(key);
+    std::vector<std::string> expected;
+    for (const ChoiceChange& change : find_choice_changes(
+             [&](std::size_t n) { return choose_over_network(c, p, n, true, kNet); }, 1,
+             16 * kMiB)) {
+      expected.push_back(std::to_string(change.bytes) + ":" + name_of(change.from) + ">" +
+                         name_of(change.to));
+    }
+    EXPECT_EQ(seen, expected) << std::get<0>(key) << " p=" << p;
+  }
+  EXPECT_FALSE(changes_seen.empty());
+}
+
+}  // namespace
+}  // namespace weft::coll
