@@ -2,7 +2,9 @@
 
 #include <optional>
 
+#include "core/peer_record.h"
 #include "transport/routed_transport.h"
+#include "transport/tcp/peer_candidates.h"
 #include "util/deadline.h"
 #include "util/host_identity.h"
 #include "util/log.h"
@@ -49,17 +51,6 @@ std::string handshake_key(Store& store, int rank) {
               ErrorContext{.op = "init_process_group"});
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t begin = 0;
-  for (;;) {
-    std::size_t end = text.find('\n', begin);
-    lines.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
-    if (end == std::string::npos) return lines;
-    begin = end + 1;
-  }
-}
-
 // Shared memory between same-host ranks, unless WEFT_TRANSPORT=tcp or the kernel refuses.
 std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& options,
                                                             const std::string& job_token,
@@ -83,19 +74,28 @@ std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& 
 
 }  // namespace
 
-util::SocketAddress choose_listen_address(const std::string& route_hint) {
+ListenPlan plan_listening(const std::string& route_hint,
+                          const std::vector<util::InterfaceAddress>& interfaces) {
   std::string ifname = util::setting_string("WEFT_SOCKET_IFNAME");
-  if (!ifname.empty()) return util::interface_address(ifname);
-  if (!route_hint.empty()) {
-    try {
-      return util::local_address_towards(route_hint);
-    } catch (const Error& e) {
-      util::log_warn(util::Subsys::kInit, [&] {
-        return "no route to " + route_hint + " (" + e.message() + "); listening on loopback";
-      });
-    }
+  if (!ifname.empty()) {
+    util::SocketAddress chosen = util::interface_address(ifname);
+    return {chosen, {chosen}, "WEFT_SOCKET_IFNAME"};
   }
-  return util::resolve("127.0.0.1", 0);
+  util::SocketAddress loopback = util::resolve("127.0.0.1", 0);
+  if (route_hint.empty()) return {loopback, {loopback}, "no rendezvous host: this host only"};
+  util::SocketAddress route;
+  try {
+    route = util::local_address_towards(route_hint);
+  } catch (const Error& e) {
+    util::log_warn(util::Subsys::kInit, [&] {
+      return "no route to " + route_hint + " (" + e.message() + "); listening on loopback";
+    });
+    return {loopback, {loopback}, "no route to the rendezvous host"};
+  }
+  if (route.is_loopback()) return {route, {route}, "a loopback job: this host only"};
+  util::SocketAddress every = util::every_address(0);
+  return {every, transport::published_candidates(route, interfaces, every.family() == AF_INET6),
+          "every address; the route to " + route_hint + " first"};
 }
 
 Rendezvous rendezvous_with_peers(const WorldOptions& options) {
@@ -110,7 +110,9 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   transport_options.rank = options.rank;
   transport_options.world_size = options.size;
   transport_options.job_token = handshake_key(store, options.rank);
-  transport_options.listen_address = choose_listen_address(options.route_hint);
+  const std::vector<util::InterfaceAddress> interfaces = util::local_interface_addresses();
+  const ListenPlan plan = plan_listening(options.route_hint, interfaces);
+  transport_options.listen_address = plan.bind;
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
   auto tcp_transport = std::make_unique<transport::TcpTransport>(transport_options);
   std::unique_ptr<transport::ShmTransport> shm_transport =
@@ -123,12 +125,22 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   transport::TcpTransport& tcp = result.transport->tcp();
   transport::ShmTransport* shm = result.transport->shm();
 
-  std::string me = tcp.listen_address().to_string() + "\n" + util::host_identity();
-  if (shm) me += "\n" + shm->address().to_string();
-  store.set(peer_key(options.rank), to_bytes(me));
+  PeerRecord me;
+  for (util::SocketAddress address : plan.published) {
+    address.set_port(tcp.listen_address().port());
+    me.addresses.push_back(address);
+  }
+  me.host = util::host_identity();
+  if (shm) me.mailbox = shm->address().to_string();
+  store.set(peer_key(options.rank), to_bytes(encode_peer_record(me)));
   util::log_info(util::Subsys::kInit, [&] {
+    std::string published;
+    for (const util::SocketAddress& address : me.addresses) {
+      published += (published.empty() ? "" : ", ") + address.to_string();
+    }
     return "rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
-           " listens on " + tcp.listen_address().to_string();
+           " listens on " + tcp.listen_address().to_string() + " (" + plan.why +
+           ") and publishes " + published;
   });
 
   std::vector<std::string> keys;
@@ -140,19 +152,22 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
     throw_missing_ranks(store, options.size, options.timeout);
   }
   std::vector<Bytes> values = store.multi_get(keys);
-  std::vector<util::SocketAddress> addresses;
+  std::vector<PeerRecord> records;
+  for (int rank = 0; rank < options.size; ++rank) {
+    records.push_back(parse_peer_record(to_string(values[rank]), rank));
+    result.hosts.push_back(records.back().host);
+  }
+  std::vector<std::vector<util::SocketAddress>> candidates;
   std::vector<std::optional<transport::MailboxAddress>> mailboxes(options.size);
   for (int rank = 0; rank < options.size; ++rank) {
-    std::vector<std::string> lines = lines_of(to_string(values[rank]));
-    auto [host, port] = util::split_host_port(lines[0], peer_key(rank));
-    addresses.push_back(util::resolve(host, port));
-    result.hosts.push_back(lines.size() > 1 ? lines[1] : "");
+    bool same_host = result.hosts[rank] == result.hosts[options.rank];
+    candidates.push_back(
+        transport::order_candidates(interfaces, records[rank].addresses, same_host));
     transport::MailboxAddress mailbox;
-    if (lines.size() > 2 && transport::MailboxAddress::parse(lines[2], &mailbox)) {
+    if (transport::MailboxAddress::parse(records[rank].mailbox, &mailbox))
       mailboxes[rank] = mailbox;
-    }
   }
-  tcp.set_peer_addresses(std::move(addresses));
+  tcp.set_peer_candidates(std::move(candidates));
   if (shm) {
     // Only ranks of this host are reached through shared memory.
     for (int rank = 0; rank < options.size; ++rank) {

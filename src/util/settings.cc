@@ -25,7 +25,8 @@ const std::vector<SettingSpec>& all_settings() {
        "Network interface whose address ranks listen on, NCCL_SOCKET_IFNAME's syntax: a comma "
        "list of name prefixes (eth,ib), exact names after = (=eth0), exclusions after ^ "
        "(^docker,lo; ^=docker0). Several matching: the list's order, then the kernel's; the "
-       "choice is logged at INFO. Empty: the interface of the route to MASTER_ADDR."},
+       "choice is logged at INFO. Empty: every address, each peer trying the others' "
+       "published addresses (loopback only for a loopback MASTER_ADDR)."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
        "Secret shared by the ranks of one job (and its store): every connection proves it "
        "knows it by a challenge-response, the token itself is never sent or stored. weftrun "

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -43,20 +44,41 @@ void SocketAddress::set_port(int port) {
   if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(port);
 }
 
+namespace {
+
+const in6_addr* ipv6_of(const SocketAddress& address) {
+  if (address.family() != AF_INET6) return nullptr;
+  return &reinterpret_cast<const sockaddr_in6*>(&address.storage)->sin6_addr;
+}
+
+// The IPv4 address of an IPv6 one that only carries it (::ffff:a.b.c.d), in network order.
+std::optional<in_addr> mapped_ipv4(const SocketAddress& address) {
+  const in6_addr* v6 = ipv6_of(address);
+  if (!v6 || !IN6_IS_ADDR_V4MAPPED(v6)) return std::nullopt;
+  in_addr v4{};
+  std::memcpy(&v4, v6->s6_addr + 12, sizeof v4);
+  return v4;
+}
+
+}  // namespace
+
 std::string SocketAddress::host() const {
   char text[INET6_ADDRSTRLEN] = "?";
   if (family() == AF_INET) {
     inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, text,
               sizeof text);
+  } else if (std::optional<in_addr> v4 = mapped_ipv4(*this)) {
+    inet_ntop(AF_INET, &*v4, text, sizeof text);
   } else if (family() == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, text,
-              sizeof text);
+    inet_ntop(AF_INET6, ipv6_of(*this), text, sizeof text);
   }
   return text;
 }
 
 std::string SocketAddress::to_string() const {
-  if (family() == AF_INET6) return "[" + host() + "]:" + std::to_string(port());
+  if (family() == AF_INET6 && !mapped_ipv4(*this)) {
+    return "[" + host() + "]:" + std::to_string(port());
+  }
   return host() + ":" + std::to_string(port());
 }
 
@@ -65,14 +87,40 @@ bool SocketAddress::is_loopback() const {
     const auto* v4 = reinterpret_cast<const sockaddr_in*>(&storage);
     return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
   }
-  if (family() == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&storage);
-    return IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
-  }
+  if (std::optional<in_addr> v4 = mapped_ipv4(*this)) return (ntohl(v4->s_addr) >> 24) == 127;
+  if (const in6_addr* v6 = ipv6_of(*this)) return IN6_IS_ADDR_LOOPBACK(v6);
   return false;
 }
 
-SocketAddress resolve(const std::string& host, int port) {
+bool SocketAddress::is_link_local() const {
+  const in6_addr* v6 = ipv6_of(*this);
+  return v6 && IN6_IS_ADDR_LINKLOCAL(v6);
+}
+
+bool SocketAddress::is_wildcard() const {
+  if (family() == AF_INET) {
+    return reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr == htonl(INADDR_ANY);
+  }
+  const in6_addr* v6 = ipv6_of(*this);
+  return v6 && IN6_IS_ADDR_UNSPECIFIED(v6);
+}
+
+bool SocketAddress::operator==(const SocketAddress& other) const {
+  if (family() != other.family() || port() != other.port()) return false;
+  if (family() == AF_INET) {
+    return reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&other.storage)->sin_addr.s_addr;
+  }
+  if (family() == AF_INET6) return IN6_ARE_ADDR_EQUAL(ipv6_of(*this), ipv6_of(other));
+  return false;
+}
+
+SocketAddress resolve(const std::string& bracketed_host, int port) {
+  // "[fd00::1]" is how an IPv6 host is written where a port may follow; getaddrinfo wants it bare.
+  const bool bracketed =
+      bracketed_host.size() > 2 && bracketed_host.front() == '[' && bracketed_host.back() == ']';
+  const std::string host =
+      bracketed ? bracketed_host.substr(1, bracketed_host.size() - 2) : bracketed_host;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -101,6 +149,18 @@ SocketAddress resolve(const std::string& host, int port) {
   address.length = chosen->ai_addrlen;
   freeaddrinfo(found);
   return address;
+}
+
+SocketAddress every_address(int port) {
+  // A kernel without IPv6 refuses the socket; one where IPV6_V6ONLY cannot be cleared would
+  // leave IPv4 peers out. Either way IPv4's wildcard serves.
+  Fd probe(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int off = 0;
+  if (probe.valid() &&
+      ::setsockopt(probe.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0) {
+    return resolve("::", port);
+  }
+  return resolve("0.0.0.0", port);
 }
 
 std::pair<std::string, int> split_host_port(const std::string& text, const std::string& what) {
@@ -185,6 +245,11 @@ Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog) {
   if (!fd.valid()) throw_system_error("socket", errno);
   int one = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (address.family() == AF_INET6 && address.is_wildcard()) {
+    // Dual stack: IPv4 peers reach [::] too (their addresses arrive as ::ffff:a.b.c.d).
+    int off = 0;
+    ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  }
   if (::bind(fd.get(), address.raw(), address.length) != 0) {
     throw_system_error("bind " + address.to_string(), errno);
   }
@@ -206,6 +271,17 @@ static int millis_until(std::chrono::steady_clock::time_point deadline) {
       deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return 0;
   return left.count() > 1'000'000 ? 1'000'000 : static_cast<int>(left.count());
+}
+
+Fd connect_started(const SocketAddress& address, int* error) {
+  Fd fd(::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) throw_system_error("socket", errno);
+  set_no_delay(fd.get());
+  *error = 0;
+  if (::connect(fd.get(), address.raw(), address.length) != 0 && errno != EINPROGRESS) {
+    *error = errno;
+  }
+  return fd;
 }
 
 Fd connect_with_deadline(const SocketAddress& address,

@@ -47,17 +47,28 @@ struct SocketAddress {
   int family() const { return storage.ss_family; }
   int port() const;
   void set_port(int port);
-  // "1.2.3.4:80" or "[::1]:80".
+  // "1.2.3.4:80" or "[::1]:80". An IPv4 peer accepted by a dual-stack listener (::ffff:1.2.3.4)
+  // is shown as the IPv4 address it is.
   std::string to_string() const;
   // Only the host part, without brackets.
   std::string host() const;
-  // 127.0.0.0/8 or ::1.
+  // 127.0.0.0/8 or ::1 (or 127.0.0.0/8 mapped into IPv6).
   bool is_loopback() const;
+  // IPv6 fe80::/10: meaningless without the scope id of an interface, which no peer shares.
+  bool is_link_local() const;
+  // 0.0.0.0 or ::.
+  bool is_wildcard() const;
+  // Same family, address and port.
+  bool operator==(const SocketAddress& other) const;
   const sockaddr* raw() const { return reinterpret_cast<const sockaddr*>(&storage); }
 };
 
-// Resolves host (name or literal; "" means the wildcard address) and port. Prefers IPv4.
+// Resolves host (name or literal, an IPv6 literal with or without brackets; "" means the
+// wildcard address) and port. Prefers IPv4.
 SocketAddress resolve(const std::string& host, int port);
+// Where a listener reaches every address of this host: IPv6's wildcard [::], which takes IPv4
+// connections too (dual stack), where the kernel has IPv6; else 0.0.0.0.
+SocketAddress every_address(int port);
 // Splits "host:port" / "[v6]:port"; throws kInvalidArgument naming `what`.
 std::pair<std::string, int> split_host_port(const std::string& text, const std::string& what);
 
@@ -70,8 +81,13 @@ SocketAddress local_address_towards(const std::string& host);
 SocketAddress interface_address(const std::string& spec);
 
 // A listening TCP socket bound to address (port 0: any free port). Non-blocking when asked.
+// Bound to [::], it takes IPv4 connections too, whatever the system's bindv6only default.
 Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog = 1024);
 SocketAddress local_address_of(int fd);
+
+// A non-blocking socket whose connect to `address` has begun (TCP_NODELAY set). *error is the
+// errno of a connect that failed at once, 0 when it is under way or done.
+Fd connect_started(const SocketAddress& address, int* error);
 
 // Blocking connect with a deadline; returns an invalid Fd on ECONNREFUSED (so that callers can
 // retry while a server starts), throws kTimeout / kSystem otherwise.

@@ -69,15 +69,33 @@ TcpTransport::~TcpTransport() {
   shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
 }
 
-void TcpTransport::set_peer_addresses(std::vector<util::SocketAddress> addresses) {
+void TcpTransport::set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates) {
   std::lock_guard lock(mutex_);
-  peer_addresses_ = std::move(addresses);
+  peer_candidates_ = std::move(candidates);
+}
+
+void TcpTransport::set_peer_addresses(std::vector<util::SocketAddress> addresses) {
+  std::vector<std::vector<util::SocketAddress>> candidates;
+  for (util::SocketAddress& address : addresses) candidates.push_back({std::move(address)});
+  set_peer_candidates(std::move(candidates));
 }
 
 std::string TcpTransport::peer_address(int peer) const {
   std::lock_guard lock(mutex_);
-  if (peer < 0 || peer >= static_cast<int>(peer_addresses_.size())) return "";
-  return peer_addresses_[peer].to_string();
+  return address_of_peer(peer);
+}
+
+// peer_candidates_ is set before any connection exists, and `reached` is atomic: no lock needed.
+std::string TcpTransport::address_of_peer(int peer) const {
+  if (peer < 0 || peer >= static_cast<int>(peer_candidates_.size())) return "";
+  const std::vector<util::SocketAddress>& candidates = peer_candidates_[peer];
+  int reached = peers_[peer]->reached.load(std::memory_order_acquire);
+  if (reached >= 0) return candidates[reached].to_string();
+  std::string text;
+  for (const util::SocketAddress& address : candidates) {
+    text += (text.empty() ? "" : " or ") + address.to_string();
+  }
+  return text;
 }
 
 void TcpTransport::set_listener(TransportListener listener) {
@@ -89,9 +107,7 @@ std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
                                                       const std::string& what) const {
   ErrorContext context;
   context.peer = peer;
-  if (peer >= 0 && peer < static_cast<int>(peer_addresses_.size())) {
-    context.peer_address = peer_addresses_[peer].to_string();
-  }
+  context.peer_address = address_of_peer(peer);
   return std::make_shared<const Error>(code, what, context);
 }
 
@@ -267,17 +283,15 @@ TcpConnection* TcpTransport::sender_for_locked(int peer) {
 }
 
 TcpConnection* TcpTransport::connect_locked(int peer) {
-  if (peer >= static_cast<int>(peer_addresses_.size())) {
+  if (peer >= static_cast<int>(peer_candidates_.size()) || peer_candidates_[peer].empty()) {
     throw Error(ErrorCode::kInternal, "no address known for rank " + std::to_string(peer));
   }
-  const util::SocketAddress& address = peer_addresses_[peer];
-  util::Fd fd(::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) util::throw_system_error("socket", errno);
-  util::set_no_delay(fd.get());
+  Peer& state = *peers_[peer];
+  state.dial.emplace(peer_candidates_[peer], options_.handshake_timeout,
+                     std::chrono::steady_clock::now());
+  const util::SocketAddress& address = state.dial->current();
   int connect_errno = 0;
-  if (::connect(fd.get(), address.raw(), address.length) != 0 && errno != EINPROGRESS) {
-    connect_errno = errno;
-  }
+  util::Fd fd = util::connect_started(address, &connect_errno);
   auto connection =
       std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/true, peer, address.to_string());
   connection->state = ConnectionState::kConnecting;
@@ -290,6 +304,109 @@ TcpConnection* TcpTransport::connect_locked(int peer) {
   });
   watch(raw, EPOLLOUT, /*add=*/true);
   return raw;
+}
+
+bool TcpTransport::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
+  if (!connection->outgoing) return false;
+  const auto now = std::chrono::steady_clock::now();
+  util::SocketAddress next;
+  {
+    std::lock_guard lock(mutex_);
+    Peer& peer = *peers_[connection->peer];
+    if (!peer.dial || shutting_down_ || peer.failed.load()) return false;
+    if (!peer.dial->advance(outcome, now)) return false;
+    next = peer.dial->current();
+  }
+  int connect_errno = 0;
+  util::Fd fd;
+  try {
+    fd = util::connect_started(next, &connect_errno);
+  } catch (const Error&) {  // out of descriptors: no address can be tried now
+    return false;
+  }
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " connecting to rank " +
+           std::to_string(connection->peer) + " at " + next.to_string() + " (" +
+           connection->address + ": " + outcome + ")";
+  });
+  {
+    // The same connection object keeps the frames queued for the peer and stays its sender;
+    // only its socket and handshake start over.
+    std::lock_guard send_lock(connection->send_mutex);
+    std::lock_guard watch_lock(connection->watch_mutex);
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
+    connection->fd = std::move(fd);
+    connection->address = next.to_string();
+    connection->connect_errno = connect_errno;
+    connection->handshake = HandshakeTranscript{};
+    connection->staged_begin = connection->staged_end = 0;
+    connection->accepted_at = now;
+    connection->state = ConnectionState::kConnecting;
+    watch(connection, EPOLLOUT, /*add=*/true);
+  }
+  return true;
+}
+
+void TcpTransport::fail_unreachable_peer(TcpConnection* connection, const std::string& outcome) {
+  const int peer = connection->peer;
+  std::string failures;
+  std::size_t tried = 1;
+  {
+    std::lock_guard lock(mutex_);
+    if (const std::optional<CandidateDial>& dial = peers_[peer]->dial) {
+      failures = dial->failures();
+      tried = dial->size();
+    }
+  }
+  close_connection(connection);
+  // The peer may have connected to us meanwhile and sent something before it left.
+  drain_siblings(connection);
+  {
+    std::lock_guard lock(mutex_);
+    if (shutting_down_) return;
+  }
+  std::string what;
+  if (tried == 1) {
+    what = "rank " + std::to_string(peer) + " (" + connection->address + ") " +
+           (outcome == "refused" ? "refused the connection: nothing listens there (the process is "
+                                   "gone)"
+                                 : "could not be connected to: " + outcome);
+  } else {
+    what = "rank " + std::to_string(peer) + " could not be reached at any of its addresses (" +
+           failures + "): the process is gone, or no network joins this host to it";
+  }
+  std::shared_ptr<const Error> error = peer_error(peer, ErrorCode::kPeerFailure, what);
+  util::log_error(util::Subsys::kTransport, [&] { return error->what(); });
+  fail_peer(peer, error, /*flood=*/true);
+}
+
+void TcpTransport::note_reached(TcpConnection* connection) {
+  const int peer = connection->peer;
+  std::string failures;
+  {
+    std::lock_guard lock(mutex_);
+    Peer& state = *peers_[peer];
+    if (!state.dial) return;
+    const std::vector<util::SocketAddress>& candidates = peer_candidates_[peer];
+    auto found = std::find(candidates.begin(), candidates.end(), state.dial->current());
+    state.reached.store(static_cast<int>(found - candidates.begin()), std::memory_order_release);
+    failures = state.dial->failures();
+  }
+  util::log_info(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " reaches rank " + std::to_string(peer) +
+           " at " + connection->address + (failures.empty() ? "" : " (tried " + failures + ")");
+  });
+}
+
+std::vector<TcpConnection*> TcpTransport::stale_connects_locked(
+    std::chrono::steady_clock::time_point now) {
+  std::vector<TcpConnection*> stale;
+  for (auto& connection : connections_) {
+    if (!connection->outgoing || connection->state != ConnectionState::kConnecting) continue;
+    const std::optional<CandidateDial>& dial = peers_[connection->peer]->dial;
+    if (dial && now >= dial->connect_deadline()) stale.push_back(connection.get());
+  }
+  return stale;
 }
 
 void TcpTransport::adopt_locked(std::unique_ptr<TcpConnection> connection) {
@@ -408,7 +525,8 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
   for (TcpConnection* connection : targets) {
     util::log_debug(util::Subsys::kTransport, [&] {
       return "rank " + std::to_string(options_.rank) + " tells rank " +
-             std::to_string(connection->peer) + " (" + connection->address + "): " + text;
+             std::to_string(connection->peer) + " (" + peer_address(connection->peer) +
+             "): " + text;
     });
     send_control(connection, kind, context, tag, text);
   }
@@ -574,10 +692,9 @@ void TcpTransport::on_connected(TcpConnection* connection) {
     error = errno != 0 ? errno : EPROTO;
   }
   std::lock_guard in_lock(connection->in_mutex);
-  std::string why = error == ECONNREFUSED
-                        ? "refused the connection: nothing listens there (the process is gone)"
-                        : std::string("could not be connected to: ") + strerror(error);
-  on_connection_lost(connection, why);
+  std::string outcome = error == ECONNREFUSED ? "refused" : strerror(error);
+  if (dial_next_candidate(connection, outcome)) return;
+  fail_unreachable_peer(connection, outcome);
 }
 
 void TcpTransport::on_writable(TcpConnection* connection) {
@@ -787,6 +904,7 @@ bool TcpTransport::on_ack(TcpConnection* connection, const uint8_t* bytes, std::
                             std::string("it refused our connection: ") + describe(ack->status));
     return false;
   }
+  note_reached(connection);
   became_ready(connection);
   return true;
 }
@@ -810,8 +928,19 @@ void TcpTransport::refuse_incoming(TcpConnection* connection, const std::string&
 void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
                                            const std::string& why) {
   int peer = connection->peer;
-  std::string what = "rank " + std::to_string(peer) + " at " + connection->address +
-                     " failed the handshake: " + why;
+  // Another address of the peer may lead to the right rank: this one led elsewhere (another
+  // job's process, a stranger) or nowhere.
+  std::string at = connection->address;
+  if (dial_next_candidate(connection, "failed the handshake (" + why + ")")) return;
+  std::string tried;
+  {
+    std::lock_guard lock(mutex_);
+    if (peers_[peer]->dial && peers_[peer]->dial->size() > 1) {
+      tried = " (tried " + peers_[peer]->dial->failures() + ")";
+    }
+  }
+  std::string what =
+      "rank " + std::to_string(peer) + " at " + at + " failed the handshake: " + why + tried;
   util::log_error(util::Subsys::kTransport, [&] { return what; });
   close_connection(connection);
   fail_peer(peer, peer_error(peer, code, what + " (is it part of this job, with its token?)"),
@@ -1088,6 +1217,10 @@ void TcpTransport::drain_siblings(TcpConnection* lost) {
 }
 
 void TcpTransport::on_connection_lost(TcpConnection* connection, const std::string& why) {
+  if (connection->outgoing && in_handshake(connection->state) &&
+      dial_next_candidate(connection, "closed during the handshake (" + why + ")")) {
+    return;
+  }
   int peer = connection->peer;
   bool graceful = connection->goodbye_received;
   close_connection(connection);
@@ -1135,14 +1268,27 @@ void TcpTransport::drop_stale_handshakes() {
   if (now - last_handshake_sweep_ < std::chrono::milliseconds(kLoopTickMs)) return;
   last_handshake_sweep_ = now;
   std::vector<TcpConnection*> stale;
+  std::vector<TcpConnection*> stale_connects;
   {
     std::lock_guard lock(mutex_);
+    stale_connects = stale_connects_locked(now);
     for (auto& connection : connections_) {
       if (in_handshake(connection->state) &&
           now - connection->accepted_at > options_.handshake_timeout) {
         stale.push_back(connection.get());
       }
     }
+  }
+  for (TcpConnection* connection : stale_connects) {
+    std::lock_guard in_lock(connection->in_mutex);
+    if (connection->state != ConnectionState::kConnecting) continue;
+    std::string outcome;
+    {
+      std::lock_guard lock(mutex_);
+      outcome = "timed out after " +
+                std::to_string(peers_[connection->peer]->dial->connect_budget().count()) + " ms";
+    }
+    if (!dial_next_candidate(connection, outcome)) fail_unreachable_peer(connection, outcome);
   }
   std::string within = " within " + std::to_string(options_.handshake_timeout.count()) +
                        " ms (WEFT_HANDSHAKE_TIMEOUT)";

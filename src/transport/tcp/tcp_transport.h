@@ -2,10 +2,12 @@
 //
 // Design:
 // - One listening socket per process (per transport); peers' addresses are given after the
-//   rendezvous (set_peer_addresses). A connection to a peer is made on first use — a send to
-//   it, or a receive from it — never all-to-all at start-up. If both sides connect at once,
-//   both connections live; each side always sends on the first one it picked, so the order
-//   of messages per (sender, context, tag) holds.
+//   rendezvous (set_peer_candidates). A connection to a peer is made on first use — a send to
+//   it, or a receive from it — never all-to-all at start-up. A peer may have published several
+//   addresses: they are tried in the order given, each with a bounded connect (candidate_dial.h),
+//   and the first whose handshake succeeds is the peer's address from then on (logged at INFO). If
+//   both sides connect at once, both connections live; each side always sends on the first one it
+//   picked, so the order of messages per (sender, context, tag) holds.
 // - A challenge-response handshake in both directions (handshake.h) proves that both ends know
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
@@ -39,6 +41,7 @@
 #include "transport/buffer_pool.h"
 #include "transport/matcher.h"
 #include "transport/message_sink.h"
+#include "transport/tcp/candidate_dial.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/transport.h"
 #include "util/socket.h"
@@ -60,7 +63,10 @@ class TcpTransport final : public Transport, public MessageSink {
 
   // Where peers reach us ("host:port" with the real port).
   util::SocketAddress listen_address() const { return listen_address_; }
-  // Every rank's listening address, indexed by rank; call once, before any post.
+  // Every rank's addresses, indexed by rank, each list in the order to try them (not empty);
+  // call once, before any post.
+  void set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates);
+  // set_peer_candidates with one address per rank.
   void set_peer_addresses(std::vector<util::SocketAddress> addresses);
 
   int rank() const override { return options_.rank; }
@@ -73,6 +79,8 @@ class TcpTransport final : public Transport, public MessageSink {
   void stop_polling(const Request& request) override;
   void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override;
   void set_listener(TransportListener listener) override;
+  // The address a connection of ours reached the peer at; before one has, its candidates
+  // ("A or B").
   std::string peer_address(int peer) const override;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
@@ -100,11 +108,26 @@ class TcpTransport final : public Transport, public MessageSink {
     int pollers = 0;
     bool lingering = false;
     std::chrono::steady_clock::time_point polled_until;
+    // Our one outgoing connection's tour of the peer's addresses (mutex_), and the index in
+    // peer_candidates_ of the one whose handshake succeeded (-1: none yet).
+    std::optional<CandidateDial> dial;
+    std::atomic<int> reached{-1};
   };
 
   // --- connections (mutex_ held) ---
   TcpConnection* sender_for_locked(int peer);
   TcpConnection* connect_locked(int peer);
+  // --- the tour of a peer's addresses (event loop, the connection's in_mutex held) ---
+  // The current address failed (`outcome`): points the connection at the next one and starts
+  // connecting; false when none is left.
+  bool dial_next_candidate(TcpConnection* connection, const std::string& outcome);
+  // No address of the peer could be connected to: it is failed, naming each.
+  void fail_unreachable_peer(TcpConnection* connection, const std::string& outcome);
+  // The handshake succeeded on the current address: it is the peer's from now on.
+  void note_reached(TcpConnection* connection);
+  // Outgoing connections whose connect outlived their budget (mutex_ held).
+  std::vector<TcpConnection*> stale_connects_locked(std::chrono::steady_clock::time_point now);
+  std::string address_of_peer(int peer) const;
   void adopt_locked(std::unique_ptr<TcpConnection> connection);
   void watch(TcpConnection* connection, uint32_t events, bool add = false);
   // Gives epoll what a ready connection needs now (watch_mutex held).
@@ -180,7 +203,7 @@ class TcpTransport final : public Transport, public MessageSink {
   util::SocketAddress listen_address_;
   util::Fd epoll_fd_;
   util::Fd wake_fd_;
-  std::vector<util::SocketAddress> peer_addresses_;
+  std::vector<std::vector<util::SocketAddress>> peer_candidates_;  // set once, before any post
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Peer>> peers_;
