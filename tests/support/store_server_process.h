@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include "weft/tcp_store_server.h"
 
@@ -41,10 +43,23 @@ class StoreServerProcess {
   StoreServerProcess& operator=(const StoreServerProcess&) = delete;
 
   int port() const { return port_; }
-  void stop() { ::kill(pid_, SIGSTOP); }
+  // Returns once the server is stopped: the signal alone may leave it a moment to answer.
+  void stop() {
+    ::kill(pid_, SIGSTOP);
+    for (int i = 0; i < 1000 && state() != 'T'; ++i) ::usleep(1000);
+  }
   void resume() { ::kill(pid_, SIGCONT); }
 
  private:
+  // The process state letter of /proc/<pid>/stat ('T': stopped).
+  char state() const {
+    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    std::size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() ? line[close + 2] : '?';
+  }
+
   pid_t pid_ = -1;
   int port_ = -1;
 };
