@@ -188,6 +188,16 @@ class WEFT_API ProcessGroup {
   // whose pending operations of this group fail too.
   void abort(const std::string& reason);
 
+  // After a failure (or at any time), the members still alive continue in a smaller group, as
+  // ULFM's MPI_Comm_shrink: every surviving member calls it, and each gets a new group of
+  // exactly the members the survivors agreed on, ranked in this group's order. This group is
+  // aborted first (its pending operations fail with kAborted, here and on its members). A
+  // member is left out when a survivor's transport knows it died or left, or when it has not
+  // called shrink within `timeout` (0: this group's timeout()); it then gets
+  // Error(kAborted) saying it was left out. With nobody dead and everyone calling, the new
+  // group holds every member. Thread-safe; call it from one thread per member.
+  std::shared_ptr<ProcessGroup> shrink(std::chrono::milliseconds timeout = {});
+
  private:
   std::unique_ptr<Impl> impl_;
 };

@@ -446,6 +446,18 @@ weft.distributed translates torch's global ranks.)doc");
           py::arg("color"), py::arg("key") = 0, py::arg("timeout") = py::none(),
           "MPI_Comm_split: members with the same color form a group ordered by (key, rank); "
           "color < 0 joins none (None). timeout as new_group's.")
+      .def(
+          "shrink",
+          [](ProcessGroup& g, py::handle timeout) {
+            auto span = milliseconds_or_zero(timeout, "timeout");
+            py::gil_scoped_release release;
+            return g.shrink(span);
+          },
+          py::arg("timeout") = py::none(),
+          "Called by every surviving member after a failure: aborts this group and returns a "
+          "new group of the members still alive, ranked in this group's order. A member that "
+          "has not called it within timeout (timedelta or seconds; None: this group's timeout) "
+          "or that a survivor saw fail is left out, and raises AbortedError if it calls.")
       .def("abort", &ProcessGroup::abort, py::arg("reason") = "aborted by the user",
            py::call_guard<py::gil_scoped_release>())
       .def("_set_blocking_calls_interruptible", &set_blocking_calls_interruptible,

@@ -142,6 +142,26 @@ class ProcessGroup:
         """Fails every pending and future operation of this group, here and on its peers."""
         self._live().abort(reason)
 
+    def shrink(self, timeout=None):
+        """The survivors of a failure continue in a smaller group (ULFM's MPI_Comm_shrink).
+
+        Every surviving member calls it, typically after an operation of this group raised
+        (PeerFailureError, AbortedError). This group is aborted, and each survivor gets a new
+        ProcessGroup of exactly the members still alive, ranked in this group's order; pass it
+        as group= from then on. A member is left out when a survivor saw it fail or when it has
+        not called shrink within timeout (timedelta or seconds; None: this group's timeout); if
+        it calls, it gets AbortedError saying so. With nobody dead, everyone is kept."""
+        pg = self._live().shrink(timeout=timeout)
+        # weft's group does not say which members it kept: the survivors tell each other their
+        # global ranks, in the new group's order (one small collective, which also proves it).
+        import numpy as np
+        mine = np.array([self._ranks[self._pg.rank()]], dtype=np.int64)
+        ranks = np.zeros(pg.size(), dtype=np.int64)
+        pg.all_gather_into_tensor(ranks, mine)
+        survivors = ProcessGroup(pg, [int(r) for r in ranks])
+        _groups.append(survivors)
+        return survivors
+
     def _live(self):
         if self._pg is None:
             raise RuntimeError("this process group was destroyed (destroy_process_group)")
@@ -817,6 +837,15 @@ def split(color, key=0, group=None, timeout=None):  # noqa: A002
     sub = ProcessGroup(pg, [g._ranks[r] for _, r in members])
     _groups.append(sub)
     return sub
+
+
+def shrink(group=None, timeout=None):  # noqa: A002
+    """ProcessGroup.shrink of group (default: the default group): the members still alive
+    continue in a new group, returned here (the default group is left as it is, aborted)."""
+    g = _resolve(group)
+    if g is None:
+        return GroupMember.NON_GROUP_MEMBER
+    return g.shrink(timeout=timeout)
 
 
 def _destroy_at_exit():

@@ -185,7 +185,7 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
     std::string what = describe_timeout(request, info);
     if (!what.empty()) {
       auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
-      if (world_->transport().cancel(request, error)) {
+      if (world_->transport().cancel(request, error) || !finishes_uncancelled(request)) {
         // A collective's timeout is dumped by fail_collectives, once the launcher recorded it.
         if (!request.operation_tagged) dump_flight_recorder(*error);
         throw *error;
@@ -193,6 +193,13 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
     }
   }
   if (request.failed()) throw describe_failure(request, info);
+}
+
+bool Communicator::finishes_uncancelled(transport::Request& request) {
+  // Too late to withdraw: the transfer is under way (a peer reading our buffer, another thread
+  // of ours filling it). The buffer is the caller's again only when it ends, which it does
+  // unless that peer stops mid-read; then the timeout stands and the peer reads what it reads.
+  return request.done() || poll_then_sleep(request, util::deadline_after(kFinishingGrace));
 }
 
 std::chrono::steady_clock::time_point Communicator::report_point(
@@ -378,6 +385,17 @@ uint64_t Communicator::next_child_context() {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   x ^= x >> 31;
   return (x & ~uint64_t{1}) | 2;  // even, and never the world's 0
+}
+
+Communicator::ShrinkRound Communicator::next_shrink_round() {
+  int epoch = ++shrinks_;
+  // splitmix64 as above, on a different stream ("shrink" salts the parent's context).
+  uint64_t x = (context_base_ ^ 0x736872696E6Bull) * 0xD1B54A32D192ED03ull +
+               static_cast<uint64_t>(epoch) + 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return {epoch, (x & ~uint64_t{1}) | 2};
 }
 
 }  // namespace weft::core

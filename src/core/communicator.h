@@ -166,6 +166,17 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void dump_flight_recorder(const Error& cause);
   // Child groups' message contexts: the same on every member, different for every child.
   uint64_t next_child_context();
+  // This group's shrinks (api/shrink.cc), counted on each member from 1: the survivors of one
+  // failure call shrink the same number of times, so they agree on the number and on the new
+  // group's context, which is derived from it apart from next_child_context's (a collision is
+  // as likely as two 62-bit hashes meeting).
+  struct ShrinkRound {
+    int epoch;
+    uint64_t context;
+  };
+  ShrinkRound next_shrink_round();
+  // Even; this group's messages carry it (+0 point-to-point, +1 collective).
+  uint64_t context_base() const { return context_base_; }
 
   // From World's failure dispatch.
   void on_peer_failed(int world_peer, std::shared_ptr<const Error> error);
@@ -212,6 +223,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // When a wait of `info` that ends at `deadline` reports to the progress board.
   std::chrono::steady_clock::time_point report_point(std::chrono::steady_clock::time_point deadline,
                                                      const OpInfo& info) const;
+  // After a timeout whose cancel came too late: waits (bounded) for the transfer under way to
+  // end; whether it did.
+  bool finishes_uncancelled(transport::Request& request);
+  static constexpr std::chrono::milliseconds kFinishingGrace{10'000};
   // By when a report made now from that wait must be written (or given up).
   std::chrono::steady_clock::time_point report_until(std::chrono::steady_clock::time_point deadline,
                                                      const OpInfo& info) const;
@@ -246,6 +261,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   OpRecorder recorder_;
   ProgressBoard board_;
   std::atomic<uint64_t> children_{0};
+  std::atomic<int> shrinks_{0};
 
   mutable std::mutex mutex_;
   std::shared_ptr<const Error> aborted_;

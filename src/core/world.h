@@ -46,6 +46,12 @@ class World {
   DeadlineStore& deadline_store() { return *deadline_store_; }
   const std::shared_ptr<Store>& store_ptr() const { return store_; }
   transport::Transport& transport() { return *transport_; }
+  // Whether the transport knows that rank died, left or was refused (groups shrinking without
+  // it ask this: the transport itself knows nothing of groups).
+  bool peer_failed(int rank) const { return transport_->peer_failed(rank); }
+  // Makes the transport find out whether that rank is gone (peer_failed), without waiting: a
+  // rank that shared a group's memory window only may have had no connection that could break.
+  void probe_peer(int rank) { transport_->probe_peer(rank); }
   std::chrono::milliseconds timeout() const { return timeout_; }
   // The spin of a wait for a request: WEFT_SPIN_US, else 1 ms where the waiter completes it by
   // polling shared memory itself (a wake-up there costs more than the spin), and on a socket

@@ -45,6 +45,9 @@ class RoutedTransport final : public Transport {
     tcp_->set_listener(std::move(listener));
   }
   std::string peer_address(int peer) const override { return tcp_->peer_address(peer); }
+  // TCP hears of every peer's end, same-host peers' too (see above).
+  bool peer_failed(int peer) const override { return tcp_->peer_failed(peer); }
+  void probe_peer(int peer) override { tcp_->probe_peer(peer); }
   // Logs (INFO, transport) the path to each peer; once the rendezvous has set them.
   void log_paths() const;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;

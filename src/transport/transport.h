@@ -65,6 +65,12 @@ class Transport {
 
   // "host:port" of a peer, for error messages.
   virtual std::string peer_address(int peer) const = 0;
+  // Whether the peer died, left (shut down) or was refused: nothing will pass between us again.
+  // False for a peer not heard of since it was last seen alive.
+  virtual bool peer_failed(int peer) const = 0;
+  // Connects to the peer unless a connection is made already, so that peer_failed() comes to
+  // know whether it is gone (a refused or lost connection). Returns at once.
+  virtual void probe_peer(int peer) = 0;
 
   // Flushes queued sends (until the deadline), says goodbye to every peer, stops threads and
   // closes sockets. Pending requests fail with kAborted. Idempotent.

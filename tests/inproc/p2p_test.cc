@@ -282,6 +282,40 @@ TEST_P(PointToPointErrors, WaitWithATimeoutCancelsTheReceive) {
   });
 }
 
+// A send whose wait times out while the message is being taken (over shared memory the
+// receiving side reads it straight from the sender's buffer as soon as it sees it, wanted yet
+// or not): whatever the wait says, it returns only once the buffer is the caller's again.
+TEST_P(PointToPointErrors, AWaitThatTimesOutMidTransferReturnsOnlyWhenTheBufferIsFree) {
+  constexpr std::size_t kCount = std::size_t{32} << 20;  // 128 MiB: a transfer of tens of ms
+  run_ranks(2, [&](ProcessGroup& group) {
+    int round = 0;
+    for (int timeout_ms : {2, 10, 30}) {
+      ++round;
+      std::vector<float> data(kCount, group.rank() == 0 ? static_cast<float>(round) : 0.0f);
+      group.barrier();
+      if (group.rank() == 0) {
+        auto work = group.isend(data, 1, round);
+        try {
+          work->wait(std::chrono::milliseconds(timeout_ms));
+        } catch (const Error& error) {
+          EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+        }
+        EXPECT_TRUE(work->is_completed()) << timeout_ms << " ms: the send still runs";
+      } else {
+        auto work = group.irecv(data, 0, round);
+        try {
+          work->wait(std::chrono::milliseconds(2000));
+          EXPECT_EQ(data.front(), static_cast<float>(round));
+          EXPECT_EQ(data.back(), static_cast<float>(round));
+        } catch (const Error& error) {
+          // The sender withdrew the message in time: it never comes.
+          EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+        }
+      }
+    }
+  });
+}
+
 TEST_P(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
   run_ranks(3, [](ProcessGroup& group) {
     std::vector<float> data(1);

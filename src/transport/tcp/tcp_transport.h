@@ -82,6 +82,8 @@ class TcpTransport final : public Transport, public MessageSink {
   // The address a connection of ours reached the peer at; before one has, its candidates
   // ("A or B").
   std::string peer_address(int peer) const override;
+  bool peer_failed(int peer) const override { return peers_[peer]->failed.load(); }
+  void probe_peer(int peer) override { connect_to(peer); }
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
   // Messages that came by another path (shared memory) meet the receives posted here.
