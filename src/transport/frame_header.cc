@@ -57,4 +57,23 @@ FrameHeader decode(const uint8_t* in) {
   return header;
 }
 
+std::string frame_header_problem(const FrameHeader& header, int sender, const FrameLimits& limits) {
+  if (static_cast<int64_t>(header.source) != sender) {
+    return "sent a frame as rank " + std::to_string(header.source);
+  }
+  if (header.kind == FrameKind::kData) {
+    if (header.bytes <= limits.data_bytes) return "";
+    return "sent a data frame of " + std::to_string(header.bytes) +
+           " bytes, more than any message can be (the limit is " +
+           std::to_string(limits.data_bytes) + " bytes)";
+  }
+  if (header.kind != FrameKind::kGoodbye && header.kind != FrameKind::kPeerFailed &&
+      header.kind != FrameKind::kContextAbort) {
+    return "sent a frame of unknown kind " + std::to_string(static_cast<int>(header.kind));
+  }
+  if (header.bytes <= limits.control_bytes) return "";
+  return "sent a control frame of " + std::to_string(header.bytes) + " bytes (the limit is " +
+         std::to_string(limits.control_bytes) + " bytes)";
+}
+
 }  // namespace weft::transport

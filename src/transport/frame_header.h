@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace weft::transport {
 
@@ -51,8 +52,22 @@ struct FrameHeader {
   Signature signature;
 };
 
+// No message is longer: 2^47 bytes (128 TiB) is more than a process can address, so a frame
+// announcing more comes from a broken peer.
+inline constexpr uint64_t kLargestMessageBytes = uint64_t{1} << 47;
+
+// The lengths a receiver accepts in a frame's header.
+struct FrameLimits {
+  uint64_t data_bytes = kLargestMessageBytes;
+  uint64_t control_bytes = 0;
+};
+
 void encode(const FrameHeader& header, uint8_t* out);
 // Throws weft::Error(kInternal) for a frame with a wrong magic or version: a corrupt stream.
 FrameHeader decode(const uint8_t* in);
+// Empty when `header` is a frame rank `sender` may send: its own rank as source, a known kind,
+// a length within `limits`. Otherwise what is wrong, as "sent ..." naming the value and the
+// limit, for an error about the sender.
+std::string frame_header_problem(const FrameHeader& header, int sender, const FrameLimits& limits);
 
 }  // namespace weft::transport

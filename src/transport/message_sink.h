@@ -23,6 +23,10 @@ class MessageSink {
   // later one. Calls fill at most once, before returning; not at all when the message is
   // dropped (its receive expected something else: that receive fails with kMismatch).
   virtual void deliver(const FrameHeader& header, const PayloadFill& fill) = 0;
+  // `sender` wrote what no weft rank writes (a broken record in shared memory): nothing more
+  // will be read from it, so it is failed as if it had died, with `error` naming what it wrote.
+  // Call with no lock of the path held: failing a peer calls back into every path.
+  virtual void fail_sender(int sender, std::shared_ptr<const Error> error) = 0;
 };
 
 }  // namespace weft::transport

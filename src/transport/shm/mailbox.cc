@@ -61,6 +61,7 @@ Mailbox Mailbox::create(int world_size, std::size_t ring_capacity, const std::st
   std::memcpy(mailbox.header_->token_digest, digest.data(), digest.size());
   mailbox.header_->magic = kMailboxMagic;
   mailbox.ring_capacity_ = ring_capacity;
+  mailbox.owner_pid_ = getpid();
   return mailbox;
 }
 
@@ -81,6 +82,7 @@ Mailbox Mailbox::attach(const MailboxAddress& address, int world_size, std::size
                                               " belongs to another job (job token mismatch)");
   }
   mailbox.ring_capacity_ = ring_capacity;
+  mailbox.owner_pid_ = address.pid;
   return mailbox;
 }
 

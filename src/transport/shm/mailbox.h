@@ -67,6 +67,9 @@ class Mailbox {
   bool valid() const { return header_ != nullptr; }
   MailboxAddress address() const;
   MailboxHeader& header() const { return *header_; }
+  // The owner's process, as the rendezvous said (not as its header says: the owner can change
+  // that, and a single-copy read must go to the process that published the mailbox).
+  pid_t owner_pid() const { return owner_pid_; }
   // The ring `sender` writes into.
   ShmRing ring(int sender) const;
 
@@ -82,6 +85,7 @@ class Mailbox {
   SharedSegment segment_;
   MailboxHeader* header_ = nullptr;
   std::size_t ring_capacity_ = 0;
+  pid_t owner_pid_ = 0;
 };
 
 }  // namespace weft::transport

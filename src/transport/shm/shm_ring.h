@@ -6,6 +6,9 @@
 // nothing else. Positions grow without bound (64 bits); the producer owns `tail`, the consumer
 // `head`, each on its own cache line. The producer publishes with release, the consumer reads
 // with acquire, so a record is whole when it is seen.
+// Both sides are processes that may be buggy: every position and length read from the shared
+// part is checked (ring_record.h) before it is used. A ring found broken stays broken: the side
+// that found it says why (fault()) and gets nothing more from it.
 // Thread-safety: one producer thread and one consumer thread at a time (callers hold their own
 // locks); the two sides may run at once.
 #pragma once
@@ -13,6 +16,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "transport/shm/ring_record.h"
 
 namespace weft::transport {
 
@@ -41,26 +46,23 @@ class ShmRing {
 
   RingControl& control() const { return *control_; }
   // The largest body one record can carry.
-  std::size_t max_body() const { return capacity_ / 2 - kRecordHeaderBytes; }
+  std::size_t max_body() const { return ring_max_body(capacity_); }
+  // What the other side wrote that broke the ring; false while it is whole.
+  const RecordFault& fault() const { return fault_; }
 
   // --- producer -----------------------------------------------------------------------------
   // Room for a record with a body of `bytes` (<= max_body()), or null while the ring is too
-  // full. The body is written by the caller, then commit() publishes the record.
+  // full or broken. The body is written by the caller, then commit() publishes the record.
   uint8_t* reserve(uint32_t kind, std::size_t bytes);
   void commit();
 
   // --- consumer -----------------------------------------------------------------------------
-  // The oldest record, if any; it stays until pop().
+  // The oldest record, if any; it stays until pop(). False too when the ring is broken.
   bool front(Record* record);
   void pop();
   bool empty() const;
 
  private:
-  static constexpr std::size_t kRecordHeaderBytes = 8;
-  static constexpr uint32_t kPadding = 0xffffffffu;
-  static std::size_t footprint(std::size_t body) {
-    return (kRecordHeaderBytes + body + 63) & ~std::size_t{63};
-  }
   uint8_t* at(uint64_t position) const { return data_ + (position & (capacity_ - 1)); }
 
   RingControl* control_ = nullptr;
@@ -72,6 +74,7 @@ class ShmRing {
   uint64_t known_head_ = 0;
   // Consumer's private state: the size of the record front() returned.
   uint64_t front_end_ = 0;
+  RecordFault fault_;
 };
 
 }  // namespace weft::transport

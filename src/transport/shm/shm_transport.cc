@@ -4,25 +4,13 @@
 #include <cstring>
 
 #include "transport/shm/cross_memory.h"
+#include "transport/shm/shm_record.h"
 #include "util/futex.h"
 #include "util/log.h"
 
 namespace weft::transport {
 
 namespace {
-
-enum RecordKind : uint32_t {
-  kInline = 1,      // FrameHeader, payload
-  kOffer = 2,       // FrameHeader, OfferBody: read the payload from the sender's memory
-  kFirstChunk = 3,  // FrameHeader, the payload's first bytes
-  kNextChunk = 4,   // more of the payload
-};
-
-struct OfferBody {
-  uint64_t address;
-  uint32_t slot;
-  uint32_t generation;
-};
 
 constexpr std::size_t kChunkBytes = 32 << 10;
 constexpr auto kProgressTick = std::chrono::milliseconds(50);
@@ -138,6 +126,9 @@ void ShmTransport::post_send(const RequestPtr& request) {
   }
   unfinished_sends_.fetch_add(1, std::memory_order_relaxed);
   flush_locked(peer, out);
+  if (!out.ring.fault()) return;
+  lock.unlock();
+  fail_broken_ring_for(peer);
 }
 
 bool ShmTransport::flush_locked(int peer, Outbound& out) {
@@ -166,7 +157,7 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
   if (!send.started) {
     FrameHeader header = data_header(*request, options_.rank);
     if (bytes <= kInlineBytes) {
-      uint8_t* body = out.ring.reserve(kInline, kFrameHeaderBytes + bytes);
+      uint8_t* body = out.ring.reserve(kInlineRecord, kFrameHeaderBytes + bytes);
       if (!body) return false;
       encode(header, body);
       if (bytes) std::memcpy(body + kFrameHeaderBytes, payload, bytes);
@@ -179,7 +170,7 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
       if (try_offer(peer, out, header, *request, send.request)) return true;
     }
     std::size_t chunk = std::min(bytes, kChunkBytes);
-    uint8_t* body = out.ring.reserve(kFirstChunk, kFrameHeaderBytes + chunk);
+    uint8_t* body = out.ring.reserve(kFirstChunkRecord, kFrameHeaderBytes + chunk);
     if (!body) return false;
     encode(header, body);
     std::memcpy(body + kFrameHeaderBytes, payload, chunk);
@@ -189,7 +180,7 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
   }
   while (send.written < bytes) {
     std::size_t chunk = std::min(bytes - send.written, kChunkBytes);
-    uint8_t* body = out.ring.reserve(kNextChunk, chunk);
+    uint8_t* body = out.ring.reserve(kNextChunkRecord, chunk);
     if (!body) return false;
     std::memcpy(body, payload + send.written, chunk);
     out.ring.commit();
@@ -203,11 +194,11 @@ bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header,
                              const RequestPtr& owner) {
   std::lock_guard lock(offers_mutex_);
   if (free_slots_.empty()) return false;  // many offers in flight: copy this one through
-  uint8_t* body = out.ring.reserve(kOffer, kFrameHeaderBytes + sizeof(OfferBody));
+  uint8_t* body = out.ring.reserve(kOfferRecord, kFrameHeaderBytes + sizeof(OfferBody));
   if (!body) return false;
   int slot = free_slots_.back();
   free_slots_.pop_back();
-  uint32_t generation = ++generations_[slot] & 0x3fffffffu;
+  uint32_t generation = ++generations_[slot] & kLargestOfferGeneration;
   mailbox_.header().offers[slot].store(offer_word(generation, OfferState::kPending),
                                        std::memory_order_release);
   encode(header, body);
@@ -291,12 +282,24 @@ bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
 // ------------------------------------------------------------------------------------------
 
 bool ShmTransport::drain_locked(int peer, Inbound& in) {
+  if (in.broken.load(std::memory_order_relaxed)) return false;
   bool moved = false;
   ShmRing::Record record;
   while (in.ring.front(&record)) {
-    handle_record(peer, in, record);
+    if (!handle_record(peer, in, record)) {
+      in.broken.store(true, std::memory_order_release);
+      return moved;
+    }
     in.ring.pop();
     moved = true;
+  }
+  if (in.ring.fault()) {
+    in.broken_because =
+        "wrote positions or lengths no weft rank writes into its shared-memory "
+        "ring: " +
+        in.ring.fault().to_string();
+    in.broken.store(true, std::memory_order_release);
+    return moved;
   }
   if (moved) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -310,55 +313,65 @@ bool ShmTransport::drain_locked(int peer, Inbound& in) {
   return moved;
 }
 
-void ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& record) {
-  switch (record.kind) {
-    case kInline: {
-      FrameHeader header = decode(record.body);
-      const uint8_t* payload = record.body + kFrameHeaderBytes;
-      sink_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
-        std::memcpy(destination, payload, header.bytes);
-        return nullptr;
-      });
-      return;
-    }
-    case kOffer:
-      take_offer(peer, decode(record.body), record.body + kFrameHeaderBytes);
-      return;
-    case kFirstChunk: {
-      in.assembling = decode(record.body);
-      in.assembled = pool_.take(in.assembling.bytes, in.assembled_capacity);
-      std::size_t chunk = record.bytes - kFrameHeaderBytes;
-      std::memcpy(in.assembled.get(), record.body + kFrameHeaderBytes, chunk);
-      in.assembled_bytes = chunk;
-      in.in_chunks = true;
-      break;
-    }
-    case kNextChunk:
-      if (!in.in_chunks) return;  // the start was dropped with a failure
-      std::memcpy(in.assembled.get() + in.assembled_bytes, record.body, record.bytes);
-      in.assembled_bytes += record.bytes;
-      break;
-    default:
-      util::log_error(util::Subsys::kShm, [&] {
-        return "rank " + std::to_string(options_.rank) + ": unknown record " +
-               std::to_string(record.kind) + " from rank " + std::to_string(peer);
-      });
-      return;
+bool ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& record) {
+  // The rest of a message whose start was dropped with a failure: nothing to put it in.
+  if (record.kind == kNextChunkRecord && !in.in_chunks) return true;
+  ShmRecordLimits limits;
+  limits.sender = static_cast<uint32_t>(peer);
+  limits.offer_slots = kOfferSlots;
+  limits.chunk_room = in.in_chunks ? in.assembling.bytes - in.assembled_bytes : 0;
+  ShmRecord decoded = decode_shm_record(record.kind, record.body, record.bytes, limits);
+  if (decoded.fault) {
+    in.broken_because = "wrote a record no weft rank writes into its shared-memory ring: " +
+                        decoded.fault.to_string();
+    return false;
   }
-  if (in.in_chunks && in.assembled_bytes == in.assembling.bytes) {
+  try {
+    switch (record.kind) {
+      case kInlineRecord:
+        deliver_copy(decoded.header, decoded.payload);
+        return true;
+      case kOfferRecord:
+        if (!outbound_[peer]->reachable.load(std::memory_order_acquire)) {
+          in.broken_because =
+              "offered a message for a single-copy read, though this rank has not "
+              "mapped its mailbox (nor told it it could read its memory)";
+          return false;
+        }
+        take_offer(peer, decoded.header, decoded.offer);
+        return true;
+      case kFirstChunkRecord:
+        in.assembling = decoded.header;
+        in.assembled = pool_.take(in.assembling.bytes, in.assembled_capacity);
+        in.assembled_bytes = 0;
+        in.in_chunks = true;
+        break;
+      default:  // kNextChunkRecord
+        break;
+    }
+  } catch (const std::bad_alloc&) {
+    in.broken_because = "announced a message of " + std::to_string(decoded.header.bytes) +
+                        " bytes, and this rank could not allocate a buffer that large";
+    return false;
+  }
+  std::memcpy(in.assembled.get() + in.assembled_bytes, decoded.payload, decoded.payload_bytes);
+  in.assembled_bytes += decoded.payload_bytes;
+  if (in.assembled_bytes == in.assembling.bytes) {
     in.in_chunks = false;
-    const uint8_t* payload = in.assembled.get();
-    sink_.deliver(in.assembling, [&](void* destination) -> std::shared_ptr<const Error> {
-      std::memcpy(destination, payload, in.assembling.bytes);
-      return nullptr;
-    });
+    deliver_copy(in.assembling, in.assembled.get());
     pool_.give_back(std::move(in.assembled), in.assembled_capacity);
   }
+  return true;
 }
 
-void ShmTransport::take_offer(int peer, const FrameHeader& header, const uint8_t* body) {
-  OfferBody offer;
-  std::memcpy(&offer, body, sizeof offer);
+void ShmTransport::deliver_copy(const FrameHeader& header, const uint8_t* payload) {
+  sink_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+    std::memcpy(destination, payload, header.bytes);
+    return nullptr;
+  });
+}
+
+void ShmTransport::take_offer(int peer, const FrameHeader& header, const OfferBody& offer) {
   Outbound& theirs = *outbound_[peer];
   std::atomic<uint64_t>& word = theirs.mailbox.header().offers[offer.slot];
   bool taken = false;
@@ -372,8 +385,8 @@ void ShmTransport::take_offer(int peer, const FrameHeader& header, const uint8_t
                             " withdrew its message before it was read (its send gave up)");
     }
     taken = true;
-    int error = read_process_memory(static_cast<pid_t>(theirs.mailbox.header().pid), offer.address,
-                                    destination, header.bytes);
+    int error =
+        read_process_memory(theirs.mailbox.owner_pid(), offer.address, destination, header.bytes);
     word.store(offer_word(offer.generation, OfferState::kDone), std::memory_order_release);
     if (error == 0) return nullptr;
     return peer_error(peer, ErrorCode::kPeerFailure,
@@ -389,6 +402,32 @@ void ShmTransport::take_offer(int peer, const FrameHeader& header, const uint8_t
   theirs.mailbox.notify();
 }
 
+void ShmTransport::fail_broken_ring_from(int peer) {
+  Inbound& in = *inbound_[peer];
+  if (!in.broken.load(std::memory_order_acquire) || in.reported.exchange(true)) return;
+  fail_broken_peer(peer, in.broken_because);
+}
+
+void ShmTransport::fail_broken_ring_for(int peer) {
+  Outbound& out = *outbound_[peer];
+  std::string what;
+  {
+    std::lock_guard lock(out.mutex);
+    if (out.reported_broken || !out.ring.fault()) return;
+    out.reported_broken = true;
+    what = "broke the shared-memory ring this rank writes its messages into: " +
+           out.ring.fault().to_string();
+  }
+  fail_broken_peer(peer, what);
+}
+
+void ShmTransport::fail_broken_peer(int peer, const std::string& what) {
+  std::string message = "rank " + std::to_string(peer) + " " + what + "; rank " +
+                        std::to_string(options_.rank) + " no longer reads it";
+  util::log_error(util::Subsys::kShm, [&] { return message; });
+  sink_.fail_sender(peer, peer_error(peer, ErrorCode::kPeerFailure, message));
+}
+
 // ------------------------------------------------------------------------------------------
 // Progress
 // ------------------------------------------------------------------------------------------
@@ -401,11 +440,16 @@ bool ShmTransport::progress() {
     if (!in.ring.empty()) {
       std::unique_lock lock(in.mutex, std::try_to_lock);
       if (lock) moved |= drain_locked(peer, in);
+      if (lock) lock.unlock();
+      if (in.broken.load(std::memory_order_relaxed)) fail_broken_ring_from(peer);
     }
     Outbound& out = *outbound_[peer];
     if (sending && out.reachable.load(std::memory_order_relaxed)) {
       std::unique_lock lock(out.mutex, std::try_to_lock);
       if (lock && !out.queue.empty()) moved |= flush_locked(peer, out);
+      bool broken = lock && out.ring.fault();
+      if (lock) lock.unlock();
+      if (broken) fail_broken_ring_for(peer);
     }
   }
   if (sending) moved |= complete_offers(/*wait_for_lock=*/false);

@@ -14,7 +14,10 @@
 // matches them with posted receives (receives are never posted here).
 // Failures: a peer's death or departure is noticed elsewhere (the TCP connection every pair
 // keeps); drain_from() then delivers what it had sent and fail_peer() fails what we still
-// have queued for it.
+// have queued for it. A peer that writes what no weft rank writes in a ring (a length past the
+// ring, an unknown kind, a slot out of range: shm_record.h, ring_record.h) is failed through
+// the sink (MessageSink::fail_sender), naming the field, the value and the limit; its ring is
+// not read again.
 // Thread-safety: every public method is thread-safe. Lock order: a peer's inbound lock, then
 // the sink's; a peer's outbound lock, then the offers lock.
 #pragma once
@@ -33,6 +36,7 @@
 #include "transport/message_sink.h"
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
+#include "transport/shm/shm_record.h"
 
 namespace weft::transport {
 
@@ -101,6 +105,7 @@ class ShmTransport {
     ShmRing ring;     // the peer's ring for us: we produce
     std::deque<PendingSend> queue;
     std::shared_ptr<const Error> failure;
+    bool reported_broken = false;  // the peer broke `ring`, and was failed for it
   };
   struct Inbound {
     std::mutex mutex;
@@ -111,6 +116,11 @@ class ShmTransport {
     std::size_t assembled_capacity = 0;
     std::size_t assembled_bytes = 0;
     bool in_chunks = false;
+    // The peer wrote something broken (`broken_because`, set before `broken`): the ring is not
+    // read again, and the peer is failed once (`reported`), with no lock of ours held.
+    std::atomic<bool> broken{false};
+    std::atomic<bool> reported{false};
+    std::string broken_because;
   };
   struct Offer {
     RequestPtr request;
@@ -127,8 +137,14 @@ class ShmTransport {
                  const RequestPtr& owner);
   // --- receiving (the peer's inbound lock held) ---
   bool drain_locked(int peer, Inbound& in);
-  void handle_record(int peer, Inbound& in, const ShmRing::Record& record);
-  void take_offer(int peer, const FrameHeader& header, const uint8_t* body);
+  // False when the record is broken (in.broken_because says how).
+  bool handle_record(int peer, Inbound& in, const ShmRing::Record& record);
+  void deliver_copy(const FrameHeader& header, const uint8_t* payload);
+  void take_offer(int peer, const FrameHeader& header, const OfferBody& offer);
+  // --- a peer that broke a ring (no lock of ours held) ---
+  void fail_broken_ring_from(int peer);
+  void fail_broken_ring_for(int peer);
+  void fail_broken_peer(int peer, const std::string& what);
   // --- offers ---
   bool complete_offers(bool wait_for_lock);
   // --- progress thread ---

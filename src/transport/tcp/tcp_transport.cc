@@ -1071,22 +1071,8 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
 
 std::string TcpTransport::what_is_wrong_with(const TcpConnection* connection,
                                              const FrameHeader& header) const {
-  if (static_cast<int>(header.source) != connection->peer) {
-    return "sent a frame as rank " + std::to_string(header.source);
-  }
-  if (header.kind == FrameKind::kData) {
-    if (header.bytes <= kMaxDataPayload) return "";
-    return "sent a data frame of " + std::to_string(header.bytes) +
-           " bytes, more than any message can be (the limit is " + std::to_string(kMaxDataPayload) +
-           " bytes)";
-  }
-  if (header.kind != FrameKind::kGoodbye && header.kind != FrameKind::kPeerFailed &&
-      header.kind != FrameKind::kContextAbort) {
-    return "sent a frame of unknown kind " + std::to_string(static_cast<int>(header.kind));
-  }
-  if (header.bytes <= kMaxControlPayload) return "";
-  return "sent a control frame of " + std::to_string(header.bytes) + " bytes (the limit is " +
-         std::to_string(kMaxControlPayload) + " bytes)";
+  return frame_header_problem(header, connection->peer,
+                              FrameLimits{kMaxDataPayload, kMaxControlPayload});
 }
 
 // What the peer sends can no longer be parsed or held: nothing more will arrive from it, so it

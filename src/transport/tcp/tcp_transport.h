@@ -88,6 +88,9 @@ class TcpTransport final : public Transport, public MessageSink {
 
   // Messages that came by another path (shared memory) meet the receives posted here.
   void deliver(const FrameHeader& header, const PayloadFill& fill) override;
+  void fail_sender(int sender, std::shared_ptr<const Error> error) override {
+    fail_peer(sender, std::move(error), /*flood=*/true);
+  }
   // Connects to a peer we talk to by another path, so that its death is noticed here.
   void connect_to(int peer);
   // Called (once per peer, on the thread that notices) before the requests pending with a peer

@@ -1,0 +1,394 @@
+// Records read from a peer's shared-memory ring (docs/RELIABILITY.md, "The transport, against
+// any client"): the ring's framing (ring_record.h) and the transport's records (shm_record.h)
+// are checked before use, a broken one names the field, the value and the limit, and a rank
+// whose peer writes garbage into its ring fails that peer, not itself.
+#include "transport/shm/shm_record.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/tcp_rank.h"
+#include "transport/frame_header.h"
+#include "transport/request.h"
+#include "transport/routed_transport.h"
+#include "transport/shm/mailbox.h"
+#include "transport/shm/ring_record.h"
+#include "transport/shm/shm_ring.h"
+#include "transport/shm/shm_transport.h"
+#include "weft/error.h"
+
+namespace weft::transport {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t kCapacity = 4096;
+
+struct RingMemory {
+  RingMemory() : bytes(new (std::align_val_t{64}) uint8_t[sizeof(RingControl) + kCapacity]()) {
+    new (bytes) RingControl();
+  }
+  ~RingMemory() { operator delete[](bytes, std::align_val_t{64}); }
+  RingControl& control() { return *reinterpret_cast<RingControl*>(bytes); }
+  uint8_t* data() { return bytes + sizeof(RingControl); }
+  // Writes a record header (kind, body length) at `position`, as a producer would.
+  void put_header(uint64_t position, uint32_t kind, uint32_t length) {
+    uint32_t header[2] = {kind, length};
+    std::memcpy(data() + (position % kCapacity), header, sizeof header);
+  }
+  uint8_t* bytes;
+};
+
+// --- the ring's framing ---------------------------------------------------------------------
+
+TEST(RingRecord, ARecordTheProducerWroteDecodesAsWritten) {
+  RingMemory memory;
+  ShmRing producer(memory.bytes, kCapacity);
+  ASSERT_NE(producer.reserve(3, 100), nullptr);
+  producer.commit();
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, 0, 128);
+  ASSERT_FALSE(view.fault) << view.fault.to_string();
+  EXPECT_EQ(view.kind, 3u);
+  EXPECT_EQ(view.bytes, 100u);
+  EXPECT_EQ(view.footprint, 128u);  // 8 + 100 bytes on 64-byte lines
+  EXPECT_FALSE(view.padding);
+}
+
+TEST(RingRecord, ALengthBeyondTheLargestRecordIsAFault) {
+  RingMemory memory;
+  memory.put_header(0, 1, 0xfffffff0u);
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, 0, 64);
+  ASSERT_TRUE(view.fault);
+  EXPECT_STREQ(view.fault.field, "record length");
+  EXPECT_EQ(view.fault.value, 0xfffffff0u);
+  EXPECT_EQ(view.fault.limit, kCapacity / 2 - 8);
+}
+
+TEST(RingRecord, ARecordCrossingTheRingsEndIsAFault) {
+  RingMemory memory;
+  // 256 bytes before the end, a record claiming 1000: it would wrap.
+  const uint64_t head = kCapacity - 256;
+  memory.put_header(head, 1, 1000);
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, head, head + 1024);
+  ASSERT_TRUE(view.fault);
+  EXPECT_STREQ(view.fault.field, "record length");
+  EXPECT_EQ(view.fault.value, 1000u);
+  EXPECT_EQ(view.fault.limit, 256u - 8);
+}
+
+TEST(RingRecord, ARecordLongerThanWhatWasPublishedIsAFault) {
+  RingMemory memory;
+  memory.put_header(0, 1, 500);  // 512 bytes of ring, but the tail is at 128
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, 0, 128);
+  ASSERT_TRUE(view.fault);
+  EXPECT_EQ(view.fault.value, 500u);
+  EXPECT_EQ(view.fault.limit, 128u - 8);
+}
+
+TEST(RingRecord, PaddingThatDoesNotReachTheEndIsAFault) {
+  RingMemory memory;
+  memory.put_header(0, kRingPadding, 100);
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, 0, kCapacity);
+  ASSERT_TRUE(view.fault);
+  EXPECT_STREQ(view.fault.field, "padding length");
+  EXPECT_EQ(view.fault.limit, kCapacity - 8);
+}
+
+TEST(RingRecord, PaddingToTheEndIsSkipped) {
+  RingMemory memory;
+  const uint64_t head = kCapacity - 128;
+  memory.put_header(head, kRingPadding, 120);
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, head, head + 192);
+  ASSERT_FALSE(view.fault) << view.fault.to_string();
+  EXPECT_TRUE(view.padding);
+  EXPECT_EQ(view.footprint, 128u);
+}
+
+TEST(RingRecord, PositionsNoProducerWritesAreFaults) {
+  RingMemory memory;
+  // A tail behind the head, a tail a whole ring and more ahead, a tail off a cache line.
+  for (uint64_t tail : {uint64_t{0}, uint64_t{64} + kCapacity + 64, uint64_t{64} + 13}) {
+    RingRecordView view = decode_ring_record(memory.data(), kCapacity, 64, tail);
+    ASSERT_TRUE(view.fault) << "tail " << tail;
+    EXPECT_STREQ(view.fault.field, "bytes published in the ring");
+    EXPECT_EQ(view.fault.value, tail - 64);
+  }
+  RingRecordView view = decode_ring_record(memory.data(), kCapacity, 72, 128);
+  ASSERT_TRUE(view.fault);
+  EXPECT_STREQ(view.fault.field, "ring head position");
+}
+
+TEST(ShmRingValidation, TheConsumerOfABrokenRingGetsNothingMoreAndSaysWhy) {
+  RingMemory memory;
+  ShmRing consumer(memory.bytes, kCapacity);
+  memory.put_header(0, 1, 3000);
+  memory.control().tail.store(kCapacity);
+  ShmRing::Record record;
+  EXPECT_FALSE(consumer.front(&record));
+  ASSERT_TRUE(consumer.fault());
+  EXPECT_EQ(consumer.fault().to_string(), "record length 3000 (at most 2040)");
+  // Mended or not, a broken ring stays broken: the producer is not trusted again.
+  memory.put_header(0, 1, 8);
+  EXPECT_FALSE(consumer.front(&record));
+}
+
+TEST(ShmRingValidation, TheProducerRefusesPositionsTheConsumerCouldNotHaveWritten) {
+  {
+    RingMemory memory;
+    ShmRing producer(memory.bytes, kCapacity);
+    memory.control().tail.store(13);
+    EXPECT_EQ(producer.reserve(1, 8), nullptr);
+    ASSERT_TRUE(producer.fault());
+    EXPECT_STREQ(producer.fault().field, "ring tail position");
+  }
+  {
+    RingMemory memory;
+    ShmRing producer(memory.bytes, kCapacity);
+    // Fill the ring, then claim the consumer read beyond what was written.
+    while (producer.reserve(1, 100)) producer.commit();
+    memory.control().head.store(memory.control().tail.load() + 640);
+    EXPECT_EQ(producer.reserve(1, 100), nullptr);
+    ASSERT_TRUE(producer.fault());
+    EXPECT_STREQ(producer.fault().field, "bytes the consumer has not read");
+  }
+}
+
+// --- the transport's records ------------------------------------------------------------------
+
+constexpr uint32_t kSender = 1;
+
+ShmRecordLimits limits(uint64_t chunk_room = 0) {
+  ShmRecordLimits limits;
+  limits.sender = kSender;
+  limits.offer_slots = kOfferSlots;
+  limits.chunk_room = chunk_room;
+  return limits;
+}
+
+// A record body as ShmTransport writes it: a frame header then `extra` bytes.
+std::vector<uint8_t> record_body(uint64_t message_bytes, std::size_t extra, uint32_t source = 1) {
+  FrameHeader header;
+  header.source = source;
+  header.context = 5;
+  header.tag = 9;
+  header.bytes = message_bytes;
+  std::vector<uint8_t> body(kFrameHeaderBytes + extra, 0xab);
+  encode(header, body.data());
+  return body;
+}
+
+std::vector<uint8_t> offer_body(uint32_t slot, uint32_t generation) {
+  std::vector<uint8_t> body = record_body(1 << 20, sizeof(OfferBody));
+  OfferBody offer{0x1000, slot, generation};
+  std::memcpy(body.data() + kFrameHeaderBytes, &offer, sizeof offer);
+  return body;
+}
+
+RecordFault fault_of(uint32_t kind, const std::vector<uint8_t>& body,
+                     const ShmRecordLimits& given = limits()) {
+  return decode_shm_record(kind, body.data(), body.size(), given).fault;
+}
+
+TEST(ShmRecord, RecordsAsTheTransportWritesThemDecode) {
+  std::vector<uint8_t> inline_body = record_body(100, 100);
+  ShmRecord record =
+      decode_shm_record(kInlineRecord, inline_body.data(), inline_body.size(), limits());
+  ASSERT_FALSE(record.fault) << record.fault.to_string();
+  EXPECT_EQ(record.header.tag, 9u);
+  EXPECT_EQ(record.payload, inline_body.data() + kFrameHeaderBytes);
+  EXPECT_EQ(record.payload_bytes, 100u);
+
+  std::vector<uint8_t> offer = offer_body(63, 7);
+  record = decode_shm_record(kOfferRecord, offer.data(), offer.size(), limits());
+  ASSERT_FALSE(record.fault) << record.fault.to_string();
+  EXPECT_EQ(record.offer.slot, 63u);
+  EXPECT_EQ(record.offer.generation, 7u);
+
+  EXPECT_FALSE(fault_of(kFirstChunkRecord, record_body(1 << 20, 32 << 10)));
+  EXPECT_FALSE(fault_of(kNextChunkRecord, std::vector<uint8_t>(1000), limits(1000)));
+}
+
+TEST(ShmRecord, AnUnknownKindIsAFault) {
+  for (uint32_t kind : {0u, 5u, 99u, 0xfffffffeu}) {
+    RecordFault wrong = fault_of(kind, record_body(0, 0));
+    ASSERT_TRUE(wrong) << kind;
+    EXPECT_STREQ(wrong.field, "record kind");
+    EXPECT_EQ(wrong.value, kind);
+  }
+}
+
+TEST(ShmRecord, ARecordTooShortForItsHeaderIsAFault) {
+  RecordFault wrong = fault_of(kInlineRecord, std::vector<uint8_t>(10));
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong.to_string(), "record length 10 (at least 64)");
+}
+
+TEST(ShmRecord, AFrameHeaderOfAnotherRankOrKindOrNoneIsAFault) {
+  std::vector<uint8_t> other_rank = record_body(0, 0, /*source=*/2);
+  EXPECT_EQ(fault_of(kInlineRecord, other_rank).to_string(), "source rank 2 (exactly 1)");
+  std::vector<uint8_t> garbage(kFrameHeaderBytes, 0x11);
+  EXPECT_STREQ(fault_of(kInlineRecord, garbage).field, "frame magic");
+  std::vector<uint8_t> goodbye = record_body(0, 0);
+  goodbye[6] = static_cast<uint8_t>(FrameKind::kGoodbye);
+  EXPECT_STREQ(fault_of(kInlineRecord, goodbye).field, "frame kind");
+}
+
+TEST(ShmRecord, AnInlineMessageLongerOrShorterThanItsRecordIsAFault) {
+  RecordFault wrong = fault_of(kInlineRecord, record_body(5000, 100));
+  ASSERT_TRUE(wrong);
+  EXPECT_STREQ(wrong.field, "message length");
+  EXPECT_EQ(wrong.value, 5000u);
+  EXPECT_EQ(wrong.limit, 100u);
+  EXPECT_TRUE(fault_of(kInlineRecord, record_body(10, 100)));
+}
+
+TEST(ShmRecord, AnOfferOutsideTheSlotsOrOfAnotherSizeIsAFault) {
+  RecordFault wrong = fault_of(kOfferRecord, offer_body(kOfferSlots, 1));
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong.to_string(), "offer slot " + std::to_string(kOfferSlots) + " (below " +
+                                   std::to_string(kOfferSlots) + ")");
+  EXPECT_STREQ(fault_of(kOfferRecord, offer_body(0xffffffffu, 1)).field, "offer slot");
+  EXPECT_STREQ(fault_of(kOfferRecord, offer_body(0, 0xffffffffu)).field, "offer generation");
+  EXPECT_STREQ(fault_of(kOfferRecord, record_body(1 << 20, 8)).field, "record length");
+}
+
+TEST(ShmRecord, HugeOrInconsistentLengthsAreFaults) {
+  // A message longer than a process can address; a count gone negative is one of those.
+  for (uint64_t huge : {kLargestMessageBytes + 1, ~uint64_t{0}}) {
+    RecordFault wrong = fault_of(kFirstChunkRecord, record_body(huge, 64));
+    ASSERT_TRUE(wrong);
+    EXPECT_STREQ(wrong.field, "message length");
+    EXPECT_EQ(wrong.limit, kLargestMessageBytes);
+  }
+  // A first chunk larger than its message; a next chunk larger than the rest of it.
+  EXPECT_STREQ(fault_of(kFirstChunkRecord, record_body(10, 64)).field, "chunk length");
+  RecordFault wrong = fault_of(kNextChunkRecord, std::vector<uint8_t>(1000), limits(999));
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong.to_string(), "chunk length 1000 (at most (the rest of the message) 999)");
+  // Another message before the one in chunks is whole.
+  EXPECT_STREQ(fault_of(kInlineRecord, record_body(0, 0), limits(10)).field, "record kind");
+}
+
+// --- a buggy peer against a real rank ---------------------------------------------------------
+
+const std::string kToken = "shm-record-test-token";
+constexpr uint64_t kContext = 1;
+
+struct Rank {
+  std::unique_ptr<RoutedTransport> transport;
+};
+
+// `world` ranks of one process, each with TCP and shared memory, as bootstrap makes them.
+std::vector<Rank> make_ranks(int world) {
+  std::vector<Rank> ranks(world);
+  std::vector<util::SocketAddress> addresses;
+  std::vector<std::optional<MailboxAddress>> mailboxes;
+  for (int rank = 0; rank < world; ++rank) {
+    auto tcp = testing::make_tcp_rank(rank, kToken, world, 10s);
+    ShmTransportOptions options;
+    options.rank = rank;
+    options.world_size = world;
+    options.job_token = kToken;
+    auto shm = std::make_unique<ShmTransport>(options, *tcp);
+    addresses.push_back(tcp->listen_address());
+    mailboxes.push_back(shm->address());
+    ranks[rank].transport = std::make_unique<RoutedTransport>(std::move(tcp), std::move(shm));
+  }
+  for (Rank& rank : ranks) {
+    rank.transport->tcp().set_peer_addresses(addresses);
+    rank.transport->shm()->set_local_peers(mailboxes);
+  }
+  return ranks;
+}
+
+struct Message {
+  std::vector<char> data;
+  RequestPtr request;
+};
+
+Message post(Transport& at, Request::Kind kind, int peer, uint64_t tag, std::size_t bytes) {
+  Message message{std::vector<char>(bytes, 'x'), nullptr};
+  message.request = std::make_shared<Request>(kind, peer, kContext, tag, Signature{},
+                                              message.data.data(), message.data.size());
+  if (kind == Request::Kind::kSend) {
+    at.post_send(message.request);
+  } else {
+    at.post_recv(message.request);
+  }
+  return message;
+}
+
+bool finishes(const RequestPtr& request, Transport& at) {
+  return request->wait(std::chrono::steady_clock::now() + 10s, 100,
+                       [&] { return at.poll(*request); });
+}
+
+// Writes a record of `kind` and `bytes` of 0x5a into rank `owner`'s ring for `sender`, as a
+// buggy `sender` would.
+void scribble(const MailboxAddress& owner, int sender, int world, uint32_t kind,
+              std::size_t bytes) {
+  Mailbox theirs = Mailbox::attach(owner, world, ShmTransportOptions{}.ring_capacity, kToken);
+  ShmRing ring = theirs.ring(sender);
+  uint8_t* body = ring.reserve(kind, bytes);
+  ASSERT_NE(body, nullptr);
+  std::memset(body, 0x5a, bytes);
+  ring.commit();
+  theirs.notify();
+}
+
+TEST(ShmBuggyPeer, GarbageInARingFailsThatPeerNamingItAndTheRankGoesOn) {
+  std::vector<Rank> ranks = make_ranks(3);
+  Transport& rank0 = *ranks[0].transport;
+  Message waiting = post(rank0, Request::Kind::kRecv, 1, 7, 64);
+  scribble(ranks[0].transport->shm()->address(), 1, 3, /*kind=*/99, 64);
+  ASSERT_TRUE(finishes(waiting.request, rank0));
+  ASSERT_TRUE(waiting.request->failed());
+  const Error& error = *waiting.request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+  EXPECT_EQ(error.context().peer, 1) << error.what();
+  EXPECT_NE(error.message().find("rank 1 wrote a record"), std::string::npos) << error.what();
+  EXPECT_NE(error.message().find("record kind 99 (from 1 to 4)"), std::string::npos)
+      << error.what();
+  // Rank 0 still talks to rank 2, both ways.
+  Message from2 = post(rank0, Request::Kind::kRecv, 2, 8, 4096);
+  Message to0 = post(*ranks[2].transport, Request::Kind::kSend, 0, 8, 4096);
+  ASSERT_TRUE(finishes(from2.request, rank0));
+  EXPECT_FALSE(from2.request->failed()) << from2.request->error()->what();
+  ASSERT_TRUE(finishes(to0.request, *ranks[2].transport));
+  Message to2 = post(rank0, Request::Kind::kSend, 2, 9, 100);
+  Message from0 = post(*ranks[2].transport, Request::Kind::kRecv, 0, 9, 100);
+  ASSERT_TRUE(finishes(from0.request, *ranks[2].transport));
+  EXPECT_FALSE(from0.request->failed()) << from0.request->error()->what();
+  ASSERT_TRUE(finishes(to2.request, rank0));
+}
+
+TEST(ShmBuggyPeer, ALengthPastTheRingFailsThatPeerNotTheRank) {
+  std::vector<Rank> ranks = make_ranks(2);
+  Transport& rank0 = *ranks[0].transport;
+  Message waiting = post(rank0, Request::Kind::kRecv, 1, 7, 64);
+  // A record header claiming more than the ring holds, published as one line.
+  Mailbox theirs = Mailbox::attach(ranks[0].transport->shm()->address(), 2,
+                                   ShmTransportOptions{}.ring_capacity, kToken);
+  ShmRing ring = theirs.ring(1);
+  RingControl& control = ring.control();
+  auto* data = reinterpret_cast<uint8_t*>(&control) + sizeof(RingControl);
+  uint32_t header[2] = {kInlineRecord, 0x7fffffffu};
+  std::memcpy(data, header, sizeof header);
+  control.tail.store(64, std::memory_order_release);
+  theirs.notify();
+  ASSERT_TRUE(finishes(waiting.request, rank0));
+  ASSERT_TRUE(waiting.request->failed());
+  const Error& error = *waiting.request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+  EXPECT_EQ(error.context().peer, 1) << error.what();
+  EXPECT_NE(error.message().find("record length 2147483647"), std::string::npos) << error.what();
+}
+
+}  // namespace
+}  // namespace weft::transport
