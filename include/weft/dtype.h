@@ -25,7 +25,8 @@ enum class DType : uint8_t {
 
 inline constexpr int kNumDTypes = 10;
 
-[[noreturn]] void throw_unknown_dtype(DType dtype);
+// size_of's error path, out of line (and exported: size_of is inlined into applications).
+[[noreturn]] WEFT_API void throw_unknown_dtype(DType dtype);
 
 namespace detail {
 // At namespace scope: a table local to size_of() was built on the stack at every call.

@@ -13,7 +13,8 @@ if [[ -n $internal ]]; then
 fi
 
 for public in 'weft::init_process_group(' 'weft::ProcessGroup::all_reduce(' 'weft::version()' \
-  'typeinfo for weft::Error' 'weft::TcpStore::TcpStore(' 'weft::set_log_sink(' 'weft::launch_info()'; do
+  'typeinfo for weft::Error' 'weft::TcpStore::TcpStore(' 'weft::set_log_sink(' 'weft::launch_info()' \
+  'weft::throw_unknown_dtype('; do
   if ! grep -qF "$public" <<<"$exports"; then
     echo "libweft.so does not export $public"
     exit 1
