@@ -18,11 +18,23 @@ void ring_all_gather(CollectiveCall& call, const void* input, void* output,
   for (int r = 0; r < p; ++r) offsets[r + 1] = offsets[r] + byte_counts[r];
   auto* out = static_cast<unsigned char*>(output);
 
-  if (input != out + offsets[rank] && byte_counts[rank] > 0) {
+  const bool in_place = input == out + offsets[rank];
+  const int right = (rank + 1) % p, left = (rank + p - 1) % p;
+  // The first step sends our block from the input, so that copying it into the output runs
+  // while the block is on its way instead of before.
+  const std::size_t first_recv_bytes = p > 1 ? byte_counts[left] : 0;
+  std::vector<core::RequestPtr> first;
+  if (first_recv_bytes > 0) {
+    first.push_back(call.irecv(left, 0, out + offsets[left], first_recv_bytes));
+  }
+  if (p > 1 && byte_counts[rank] > 0) {
+    first.push_back(call.isend(right, 0, input, byte_counts[rank]));
+  }
+  if (!in_place && byte_counts[rank] > 0) {
     std::memcpy(out + offsets[rank], input, byte_counts[rank]);
   }
-  const int right = (rank + 1) % p, left = (rank + p - 1) % p;
-  for (int k = 0; k < p - 1; ++k) {
+  call.wait_all(first);
+  for (int k = 1; k < p - 1; ++k) {
     const int send_block = (rank - k + p) % p;
     const int recv_block = (rank - k - 1 + 2 * p) % p;
     const std::size_t send_bytes = byte_counts[send_block];

@@ -31,9 +31,12 @@ void pairwise_all_to_all(CollectiveCall& call, const void* input,
   }
   const auto* in = static_cast<const unsigned char*>(input);
   auto* out = static_cast<unsigned char*>(output);
-  if (send_bytes[rank] > 0) {
-    std::memcpy(out + recv_offsets[rank], in + send_offsets[rank], send_bytes[rank]);
-  }
+  // Our own block is copied once the first exchanges are posted: while they are on their way.
+  auto copy_own_block = [&] {
+    if (send_bytes[rank] > 0) {
+      std::memcpy(out + recv_offsets[rank], in + send_offsets[rank], send_bytes[rank]);
+    }
+  };
   std::size_t total = 0;
   for (std::size_t bytes : send_bytes) total += bytes;
   if (total <= kPostAllBytes) {
@@ -53,11 +56,25 @@ void pairwise_all_to_all(CollectiveCall& call, const void* input,
             call.isend(to, static_cast<uint32_t>(k), in + send_offsets[to], send_bytes[to]));
       }
     }
+    copy_own_block();
     call.wait_all(requests);
     return;
   }
+  if (p == 1) copy_own_block();
   for (int k = 1; k < p; ++k) {
     const int to = (rank + k) % p, from = (rank - k + p) % p;
+    if (k == 1) {
+      std::vector<CollectiveCall::RequestPtr> step;
+      if (recv_bytes[from] > 0) {
+        step.push_back(call.irecv(from, 1, out + recv_offsets[from], recv_bytes[from]));
+      }
+      if (send_bytes[to] > 0) {
+        step.push_back(call.isend(to, 1, in + send_offsets[to], send_bytes[to]));
+      }
+      copy_own_block();
+      call.wait_all(step);
+      continue;
+    }
     if (send_bytes[to] == 0 && recv_bytes[from] == 0) continue;
     call.send_recv(send_bytes[to] > 0 ? to : -1, static_cast<uint32_t>(k), in + send_offsets[to],
                    send_bytes[to], recv_bytes[from] > 0 ? from : -1, out + recv_offsets[from],
