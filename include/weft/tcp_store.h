@@ -1,6 +1,8 @@
 // TcpStore — client of a TcpStoreServer (the rendezvous store of a job).
 //
-// One TCP connection, one request at a time (calls from several threads are serialized).
+// One TCP connection per call in flight: a call takes an idle connection, or opens one more
+// when every connection is busy (another thread's wait for keys may last), so threads never
+// wait behind each other; a single-threaded user keeps one connection.
 // Blocking calls carry their timeout to the server, which answers "timeout" itself, and the
 // client waits for that answer about as long again (at most 5 s more). A call that gives up
 // before the answer comes (a server out of reach) leaves the connection out of step: the next
@@ -10,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "weft/export.h"
 #include "weft/store.h"
@@ -53,14 +56,18 @@ class WEFT_API TcpStore final : public Store {
  private:
   class Connection;
 
-  // The connection for the next call: a new one when a call gave up mid-exchange. Mutex held.
-  Connection& connection();
+  // A connection for one call: an idle one, else a new one.
+  std::unique_ptr<Connection> take_connection();
+  void give_back(std::unique_ptr<Connection> connection);
+  // call(connection) on a connection of its own, given back after.
+  template <typename Call>
+  auto with_connection(Call&& call);
 
   std::string host_;
   int port_;
   std::string job_token_;
   std::mutex mutex_;
-  std::unique_ptr<Connection> connection_;
+  std::vector<std::unique_ptr<Connection>> idle_;  // mutex_
 };
 
 }  // namespace weft

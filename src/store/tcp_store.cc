@@ -216,10 +216,8 @@ TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout)
 
 TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout,
                    const std::string& job_token)
-    : host_(host),
-      port_(port),
-      job_token_(job_token),
-      connection_(std::make_unique<Connection>(host, port, connect_timeout, job_token)) {
+    : host_(host), port_(port), job_token_(job_token) {
+  idle_.push_back(std::make_unique<Connection>(host, port, connect_timeout, job_token));
   timeout_ = connect_timeout;
 }
 
@@ -229,13 +227,35 @@ std::unique_ptr<TcpStore> TcpStore::clone(Duration connect_timeout) const {
   return std::make_unique<TcpStore>(host_, port_, connect_timeout, job_token_);
 }
 
-TcpStore::Connection& TcpStore::connection() {
-  // A new connection, bounded by this call's timeout; until one is made, calls keep failing
-  // here rather than reading a reply meant for an earlier call.
-  if (connection_->out_of_step()) {
-    connection_ = std::make_unique<Connection>(host_, port_, timeout(), job_token_);
+std::unique_ptr<TcpStore::Connection> TcpStore::take_connection() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Connection> connection = std::move(idle_.back());
+      idle_.pop_back();
+      return connection;
+    }
   }
-  return *connection_;
+  // Every connection is in a call of another thread, which may be a wait for keys that lasts:
+  // one more connection rather than a wait behind it. Bounded by this call's timeout.
+  return std::make_unique<Connection>(host_, port_, timeout(), job_token_);
+}
+
+void TcpStore::give_back(std::unique_ptr<Connection> connection) {
+  // One that gave up mid-exchange is closed: the answer it did not read may still come.
+  if (connection->out_of_step()) return;
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(connection));
+}
+
+template <typename Call>
+auto TcpStore::with_connection(Call&& call) {
+  struct Lease {
+    TcpStore& store;
+    std::unique_ptr<Connection> connection;
+    ~Lease() { store.give_back(std::move(connection)); }
+  } lease{*this, take_connection()};
+  return call(*lease.connection);
 }
 
 void TcpStore::set(const std::string& key, const Bytes& value) {
@@ -243,8 +263,7 @@ void TcpStore::set(const std::string& key, const Bytes& value) {
   util::ByteWriter out(body);
   out.put_string(key);
   out.put_blob(value);
-  std::lock_guard lock(mutex_);
-  connection().call(body, timeout(), "store.set");
+  with_connection([&](Connection& c) { return c.call(body, timeout(), "store.set"); });
 }
 
 Bytes TcpStore::get(const std::string& key) {
@@ -252,8 +271,7 @@ Bytes TcpStore::get(const std::string& key) {
   util::ByteWriter out(body);
   out.put_string(key);
   out.put<uint64_t>(millis(timeout()));
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(body, timeout(), "store.get");
+  auto reply = with_connection([&](Connection& c) { return c.call(body, timeout(), "store.get"); });
   util::ByteReader in(reply.data(), reply.size());
   return in.get_blob();
 }
@@ -263,8 +281,7 @@ int64_t TcpStore::add(const std::string& key, int64_t delta) {
   util::ByteWriter out(body);
   out.put_string(key);
   out.put<int64_t>(delta);
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(body, timeout(), "store.add");
+  auto reply = with_connection([&](Connection& c) { return c.call(body, timeout(), "store.add"); });
   util::ByteReader in(reply.data(), reply.size());
   return in.get<int64_t>();
 }
@@ -275,8 +292,8 @@ Bytes TcpStore::compare_set(const std::string& key, const Bytes& expected, const
   out.put_string(key);
   out.put_blob(expected);
   out.put_blob(desired);
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(body, timeout(), "store.compare_set");
+  auto reply =
+      with_connection([&](Connection& c) { return c.call(body, timeout(), "store.compare_set"); });
   util::ByteReader in(reply.data(), reply.size());
   return in.get_blob();
 }
@@ -284,8 +301,8 @@ Bytes TcpStore::compare_set(const std::string& key, const Bytes& expected, const
 bool TcpStore::delete_key(const std::string& key) {
   auto body = request(Command::kDelete);
   util::ByteWriter(body).put_string(key);
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(body, timeout(), "store.delete_key");
+  auto reply =
+      with_connection([&](Connection& c) { return c.call(body, timeout(), "store.delete_key"); });
   return !reply.empty() && reply[0] != 0;
 }
 
@@ -293,14 +310,15 @@ bool TcpStore::check(const std::vector<std::string>& keys) {
   auto body = request(Command::kCheck);
   util::ByteWriter out(body);
   store::write_keys(out, keys);
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(body, timeout(), "store.check");
+  auto reply =
+      with_connection([&](Connection& c) { return c.call(body, timeout(), "store.check"); });
   return !reply.empty() && reply[0] != 0;
 }
 
 int64_t TcpStore::num_keys() {
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(request(Command::kNumKeys), timeout(), "store.num_keys");
+  auto reply = with_connection([&](Connection& c) {
+    return c.call(request(Command::kNumKeys), timeout(), "store.num_keys");
+  });
   util::ByteReader in(reply.data(), reply.size());
   return in.get<int64_t>();
 }
@@ -310,8 +328,7 @@ void TcpStore::wait(const std::vector<std::string>& keys, Duration timeout) {
   util::ByteWriter out(body);
   store::write_keys(out, keys);
   out.put<uint64_t>(millis(timeout));
-  std::lock_guard lock(mutex_);
-  connection().call(body, timeout, "store.wait");
+  with_connection([&](Connection& c) { return c.call(body, timeout, "store.wait"); });
 }
 
 std::vector<Bytes> TcpStore::multi_get(const std::vector<std::string>& keys) {
@@ -319,8 +336,8 @@ std::vector<Bytes> TcpStore::multi_get(const std::vector<std::string>& keys) {
   util::ByteWriter out(body);
   store::write_keys(out, keys);
   out.put<uint64_t>(millis(timeout()));
-  std::lock_guard lock(mutex_);
-  auto reply = connection().call(body, timeout(), "store.multi_get");
+  auto reply =
+      with_connection([&](Connection& c) { return c.call(body, timeout(), "store.multi_get"); });
   util::ByteReader in(reply.data(), reply.size());
   uint32_t count = in.get<uint32_t>();
   std::vector<Bytes> values;
@@ -342,8 +359,7 @@ void TcpStore::multi_set(const std::vector<std::string>& keys, const std::vector
     out.put_string(keys[i]);
     out.put_blob(values[i]);
   }
-  std::lock_guard lock(mutex_);
-  connection().call(body, timeout(), "store.multi_set");
+  with_connection([&](Connection& c) { return c.call(body, timeout(), "store.multi_set"); });
 }
 
 }  // namespace weft

@@ -33,10 +33,10 @@ run WEFT_TIMEOUT=60 "$weftrun" -n 4 --timeout 120 "$rank" --seed "$fresh" --step
 run WEFT_TIMEOUT=60 WEFT_TRANSPORT=tcp "$weftrun" -n 3 --timeout 120 "$rank" --seed 20261126 --steps 400
 run WEFT_TIMEOUT=60 WEFT_TRANSPORT=tcp "$weftrun" -n 5 --timeout 120 "$rank" --seed 7 --steps 300
 run WEFT_TIMEOUT=3 "$here/soak_job.sh" 4 30 "$rank" --seed "$fresh" --steps 200 --fault kill
-# NOTE(soak-tcp-stop): over TCP, a stopped rank held the survivors 26 s past WEFT_TIMEOUT=3 with
-# an error that did not name it (seed 445868425, 3 ranks; docs/RELIABILITY.md). The stop runs
-# over shared memory until that is fixed.
 run WEFT_TIMEOUT=3 "$here/soak_job.sh" 3 30 "$rank" --seed "$fresh" --steps 200 --fault stop
+# Once held the survivors 26 s past WEFT_TIMEOUT with an error that did not name the rank.
+run WEFT_TIMEOUT=3 WEFT_TRANSPORT=tcp "$here/soak_job.sh" 3 30 "$rank" --seed 445868425 \
+  --steps 200 --fault stop
 if ((status == 0)); then
   echo "soak: every run passed"
 fi

@@ -69,11 +69,6 @@ void make_group(SoakRandom& random, ProcessGroup& world, int slot, GroupSlot& ou
   } else {
     make_split(random, world, 3, true, out);
   }
-  // NOTE(soak-first-collective): a new group's first same-host collective sets up its shared
-  // memory; issued async while the rank then blocks in another group's collective, it timed out
-  // (seed 1006, 4 ranks, shm: see docs/RELIABILITY.md). Until that is understood, every member
-  // runs the new group's first collective blocking, here.
-  if (out.group) out.group->barrier();
 }
 
 }  // namespace weft::soak

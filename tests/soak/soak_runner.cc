@@ -55,6 +55,9 @@ SoakRunner::SoakRunner(const SoakConfig& config, std::shared_ptr<ProcessGroup> w
   }
 }
 
+// How many steps behind the victim a survivor may be when it hears of the fault.
+constexpr uint64_t kFaultReach = 64;
+
 std::string SoakRunner::prefix() const {
   return "seed=" + std::to_string(config_.seed) + " rank=" + std::to_string(me_) + "/" +
          std::to_string(world_size_);
@@ -65,7 +68,14 @@ int SoakRunner::run() {
   try {
     run_steps();
   } catch (const Error& error) {
-    return step_ >= fault_at_ ? survivor_verdict(error) : unexpected_error(error);
+    // A survivor can be a few steps behind the victim when it dies (a non-root's part of a
+    // reduce may still be on its way when the root moves on): an error of those steps that
+    // names the victim is the fault's too.
+    const bool near_fault =
+        config_.fault != Fault::kNone && step_ + kFaultReach >= fault_at_ &&
+        (names_rank(error.what(), victim_) || names_rank(error.root_cause().what(), victim_));
+    if (step_ < fault_at_ && near_fault) fault_entered_ = std::chrono::steady_clock::now();
+    return step_ >= fault_at_ || near_fault ? survivor_verdict(error) : unexpected_error(error);
   }
   if (config_.fault != Fault::kNone) {
     std::printf(
@@ -87,10 +97,11 @@ void SoakRunner::run_steps() {
   for (step_ = 0; step_ < config_.steps; ++step_) {
     Step step = draw_step(shared_, step_, world_->size(), kGroupSlots, config_.limits);
     if (step_ == fault_at_) {
+      // Before the drain: a survivor may hear of the fault while draining.
+      fault_entered_ = std::chrono::steady_clock::now();
       current_ = "draining before the fault";
       drain();
       if (me_ == victim_) inject_fault();
-      fault_entered_ = std::chrono::steady_clock::now();
       step = fault_step_op(step_);
     }
     run_step(step);
