@@ -47,6 +47,10 @@ class WEFT_API TcpStore final : public Store {
   void multi_set(const std::vector<std::string>& keys, const std::vector<Bytes>& values) override;
   using Store::wait;
 
+  // The longest a call with this timeout waits for its answer: the timeout, then as long again
+  // (at least 100 ms and at most 5 s more) for the server's own timeout answer to arrive.
+  static Duration answer_bound(Duration timeout);
+
   const std::string& host() const { return host_; }
   int port() const { return port_; }
   // Another client of the same server with the same token, on a connection of its own: calls

@@ -12,10 +12,6 @@ namespace {
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
 
-// TcpStore waits for an answer its timeout plus as long again, clamped to these bounds.
-constexpr milliseconds kMinGrace{100};
-constexpr milliseconds kMaxGrace{5000};
-
 [[noreturn]] void out_of_time(const char* op) {
   throw Error(ErrorCode::kTimeout, std::string(op) + ": no time left to ask the store");
 }
@@ -28,9 +24,13 @@ DeadlineStore::DeadlineStore(Store& store)
 DeadlineStore::~DeadlineStore() = default;
 
 milliseconds DeadlineStore::timeout_within(milliseconds time_left) {
-  if (time_left <= kMinGrace * 2) return time_left > kMinGrace ? time_left - kMinGrace : 0ms;
-  if (time_left <= kMaxGrace * 2) return time_left / 2;
-  return time_left - kMaxGrace;
+  // The largest timeout whose answer bound fits: the bound grows with the timeout.
+  milliseconds fits{0}, too_long = time_left + 1ms;
+  while (too_long - fits > 1ms) {
+    const milliseconds middle = fits + (too_long - fits) / 2;
+    (TcpStore::answer_bound(middle) <= time_left ? fits : too_long) = middle;
+  }
+  return fits;
 }
 
 Store& DeadlineStore::store_for(Clock::time_point deadline, const char* op) {

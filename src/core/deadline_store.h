@@ -39,8 +39,8 @@ class DeadlineStore {
   // The key's value once it exists.
   Bytes wait_and_get(const std::string& key, Clock::time_point deadline);
 
-  // The timeout to give a TcpStore call so that it ends by `time_left` (TcpStore waits for an
-  // answer about twice its timeout); zero when there is not time enough for any call.
+  // The timeout to give a TcpStore call so that it ends by `time_left`
+  // (TcpStore::answer_bound); zero when there is not time enough for any call.
   static std::chrono::milliseconds timeout_within(std::chrono::milliseconds time_left);
 
  private:

@@ -15,14 +15,11 @@ namespace weft {
 using store::Command;
 using store::Status;
 
-namespace {
-// How much longer than the server's own timeout the client waits for the server's answer: as
-// long again, within bounds, so that a call with a short timeout also ends soon when the
-// server is out of reach.
-std::chrono::milliseconds answer_grace(std::chrono::milliseconds answer_within) {
-  return std::clamp(answer_within, std::chrono::milliseconds(100), std::chrono::milliseconds(5000));
+Store::Duration TcpStore::answer_bound(Duration timeout) {
+  // As long again, within bounds, so that a call with a short timeout also ends soon when the
+  // server is out of reach.
+  return timeout + std::clamp(timeout, Duration(100), Duration(5000));
 }
-}  // namespace
 
 class TcpStore::Connection {
  public:
@@ -151,8 +148,7 @@ class TcpStore::Connection {
     try {
       // A server that stops reading must not hold the caller past the call's bound either.
       std::vector<uint8_t> reply;
-      Status status =
-          exchange(body, util::deadline_after(answer_within + answer_grace(answer_within)), reply);
+      Status status = exchange(body, util::deadline_after(answer_bound(answer_within)), reply);
       if (status == Status::kOk) return reply;
       util::ByteReader reader(reply.data(), reply.size());
       std::string text = reader.get_string();
