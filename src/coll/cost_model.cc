@@ -175,34 +175,14 @@ double formula(OpKind collective, Algorithm algorithm, const Terms& t) {
 }  // namespace
 
 std::span<const Algorithm> modeled_algorithms(OpKind collective) {
-  using enum Algorithm;
-  static constexpr std::array kAllReduce{kRing, kRecursiveDoubling, kRabenseifner, kNaive};
-  static constexpr std::array kBroadcast{kBinomial, kScatterAllgather};
-  static constexpr std::array kTree{kBinomial};
-  static constexpr std::array kAllGather{kRing, kBruck};
-  static constexpr std::array kRingOnly{kRing};
-  static constexpr std::array kPairwiseOnly{kPairwise};
-  static constexpr std::array kBarrier{kDissemination};
-  switch (collective) {
-    case OpKind::kAllReduce:
-      return kAllReduce;
-    case OpKind::kBroadcast:
-      return kBroadcast;
-    case OpKind::kReduce:
-    case OpKind::kGather:
-    case OpKind::kScatter:
-      return kTree;
-    case OpKind::kAllGather:
-      return kAllGather;
-    case OpKind::kReduceScatter:
-      return kRingOnly;
-    case OpKind::kAllToAll:
-      return kPairwiseOnly;
-    case OpKind::kBarrier:
-      return kBarrier;
-    default:
-      return {};
-  }
+  // Scan has an algorithm but no formula here.
+  if (collective == OpKind::kScan) return {};
+  // algorithms_of lists the shared-memory ones (shm, hierarchical) after all the others.
+  const std::vector<Algorithm>& all = algorithms_of(collective);
+  auto shared_memory = std::find_if(all.begin(), all.end(), [](Algorithm algorithm) {
+    return algorithm == Algorithm::kShm || algorithm == Algorithm::kHierarchical;
+  });
+  return {all.data(), static_cast<std::size_t>(shared_memory - all.begin())};
 }
 
 double predicted_seconds(OpKind collective, Algorithm algorithm, int p, std::size_t n,
