@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "core/peer_record.h"
+#include "core/rank_directory.h"
 #include "transport/routed_transport.h"
 #include "transport/tcp/peer_candidates.h"
 #include "util/deadline.h"
@@ -19,6 +20,8 @@ namespace {
 const std::string kJobIdKey = "weft/job_id";
 
 std::string peer_key(int rank) { return "weft/peer/" + std::to_string(rank); }
+// Rank 0 writes it once every rank's record is in (core/rank_directory.h).
+const std::string kDirectoryKey = "weft/directory";
 
 // The secret the transports' handshakes are keyed with. With WEFT_JOB_TOKEN: the token, which
 // is never written anywhere (the store proved it knows it too). Without: there is no shared
@@ -78,11 +81,11 @@ ListenPlan plan_listening(const std::string& route_hint,
                           const std::vector<util::InterfaceAddress>& interfaces) {
   std::string ifname = util::setting_string("WEFT_SOCKET_IFNAME");
   if (!ifname.empty()) {
-    util::SocketAddress chosen = util::interface_address(ifname);
-    return {chosen, {chosen}, "WEFT_SOCKET_IFNAME"};
+    std::vector<util::SocketAddress> chosen = util::interface_addresses(ifname);
+    return {chosen, chosen, "WEFT_SOCKET_IFNAME"};
   }
   util::SocketAddress loopback = util::resolve("127.0.0.1", 0);
-  if (route_hint.empty()) return {loopback, {loopback}, "no rendezvous host: this host only"};
+  if (route_hint.empty()) return {{loopback}, {loopback}, "no rendezvous host: this host only"};
   util::SocketAddress route;
   try {
     route = util::local_address_towards(route_hint);
@@ -90,13 +93,98 @@ ListenPlan plan_listening(const std::string& route_hint,
     util::log_warn(util::Subsys::kInit, [&] {
       return "no route to " + route_hint + " (" + e.message() + "); listening on loopback";
     });
-    return {loopback, {loopback}, "no route to the rendezvous host"};
+    return {{loopback}, {loopback}, "no route to the rendezvous host"};
   }
-  if (route.is_loopback()) return {route, {route}, "a loopback job: this host only"};
+  if (route.is_loopback()) return {{route}, {route}, "a loopback job: this host only"};
   util::SocketAddress every = util::every_address(0);
-  return {every, transport::published_candidates(route, interfaces, every.family() == AF_INET6),
+  return {{every},
+          transport::published_candidates(route, interfaces, every.family() == AF_INET6),
           "every address; the route to " + route_hint + " first"};
 }
+
+std::vector<util::SocketAddress> addresses_to_publish(
+    const ListenPlan& plan, const std::vector<util::SocketAddress>& bound) {
+  std::vector<util::SocketAddress> published;
+  for (std::size_t i = 0; i < plan.published.size(); ++i) {
+    util::SocketAddress address = plan.published[i];
+    address.set_port(bound[plan.bind.size() == 1 ? 0 : i].port());
+    published.push_back(address);
+  }
+  return published;
+}
+
+namespace {
+
+std::unique_ptr<transport::TcpTransport> make_tcp_transport(const WorldOptions& options,
+                                                            const ListenPlan& plan,
+                                                            std::string job_token) {
+  transport::TcpTransportOptions transport_options;
+  transport_options.rank = options.rank;
+  transport_options.world_size = options.size;
+  transport_options.job_token = std::move(job_token);
+  transport_options.listen_address = plan.bind.front();
+  transport_options.more_listen_addresses.assign(plan.bind.begin() + 1, plan.bind.end());
+  transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
+  return std::make_unique<transport::TcpTransport>(transport_options);
+}
+
+void publish_own_record(Store& store, const WorldOptions& options, const ListenPlan& plan,
+                        const transport::TcpTransport& tcp, const transport::ShmTransport* shm) {
+  PeerRecord me;
+  me.addresses = addresses_to_publish(plan, tcp.listen_addresses());
+  me.host = util::host_identity();
+  if (shm) me.mailbox = shm->address().to_string();
+  store.set(peer_key(options.rank), to_bytes(encode_peer_record(me)));
+  util::log_info(util::Subsys::kInit, [&] {
+    std::string listening;
+    for (const util::SocketAddress& address : tcp.listen_addresses()) {
+      listening += (listening.empty() ? "" : ", ") + address.to_string();
+    }
+    std::string published;
+    for (const util::SocketAddress& address : me.addresses) {
+      published += (published.empty() ? "" : ", ") + address.to_string();
+    }
+    return "rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
+           " listens on " + listening + " (" + plan.why + ") and publishes " + published;
+  });
+}
+
+struct JobDirectory {
+  std::vector<std::string> hosts;   // every rank's
+  std::vector<PeerRecord> records;  // rank 0: every rank's; the others: none
+};
+
+// Every rank's host, from the directory rank 0 writes once every record is in: rank 0 alone
+// reads all the records.
+JobDirectory read_job_directory(Store& store, const WorldOptions& options,
+                                util::Clock::time_point deadline) {
+  std::vector<std::string> keys;
+  if (options.rank == 0) {
+    for (int rank = 0; rank < options.size; ++rank) keys.push_back(peer_key(rank));
+  } else {
+    keys.push_back(kDirectoryKey);
+  }
+  try {
+    store.wait(keys, util::time_left(deadline));
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kTimeout) throw;
+    throw_missing_ranks(store, options.size, options.timeout);
+  }
+  JobDirectory directory;
+  if (options.rank != 0) {
+    directory.hosts = parse_rank_directory(to_string(store.get(kDirectoryKey)), options.size);
+    return directory;
+  }
+  std::vector<Bytes> values = store.multi_get(keys);
+  for (int rank = 0; rank < options.size; ++rank) {
+    directory.records.push_back(parse_peer_record(to_string(values[rank]), rank));
+    directory.hosts.push_back(directory.records.back().host);
+  }
+  store.set(kDirectoryKey, to_bytes(encode_rank_directory(directory.hosts)));
+  return directory;
+}
+
+}  // namespace
 
 Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   // Read here so that a typo is an error at init, not at the first collective.
@@ -106,17 +194,12 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   auto deadline = util::deadline_after(options.timeout);
   store.set_timeout(options.timeout);
 
-  transport::TcpTransportOptions transport_options;
-  transport_options.rank = options.rank;
-  transport_options.world_size = options.size;
-  transport_options.job_token = handshake_key(store, options.rank);
+  const std::string job_token = handshake_key(store, options.rank);
   const std::vector<util::InterfaceAddress> interfaces = util::local_interface_addresses();
   const ListenPlan plan = plan_listening(options.route_hint, interfaces);
-  transport_options.listen_address = plan.bind;
-  transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
-  auto tcp_transport = std::make_unique<transport::TcpTransport>(transport_options);
+  auto tcp_transport = make_tcp_transport(options, plan, job_token);
   std::unique_ptr<transport::ShmTransport> shm_transport =
-      make_shm_transport(options, transport_options.job_token, *tcp_transport);
+      make_shm_transport(options, job_token, *tcp_transport);
   // Routed from the start: a fast peer may send to us through shared memory and die while we
   // are still in the rendezvous, and what it sent must be delivered when TCP notices.
   Rendezvous result;
@@ -124,57 +207,55 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
                                                                   std::move(shm_transport));
   transport::TcpTransport& tcp = result.transport->tcp();
   transport::ShmTransport* shm = result.transport->shm();
+  publish_own_record(store, options, plan, tcp, shm);
+  JobDirectory directory = read_job_directory(store, options, deadline);
+  result.hosts = directory.hosts;
 
-  PeerRecord me;
-  for (util::SocketAddress address : plan.published) {
-    address.set_port(tcp.listen_address().port());
-    me.addresses.push_back(address);
-  }
-  me.host = util::host_identity();
-  if (shm) me.mailbox = shm->address().to_string();
-  store.set(peer_key(options.rank), to_bytes(encode_peer_record(me)));
-  util::log_info(util::Subsys::kInit, [&] {
-    std::string published;
-    for (const util::SocketAddress& address : me.addresses) {
-      published += (published.empty() ? "" : ", ") + address.to_string();
-    }
-    return "rank " + std::to_string(options.rank) + "/" + std::to_string(options.size) +
-           " listens on " + tcp.listen_address().to_string() + " (" + plan.why +
-           ") and publishes " + published;
-  });
-
-  std::vector<std::string> keys;
-  for (int rank = 0; rank < options.size; ++rank) keys.push_back(peer_key(rank));
-  try {
-    store.wait(keys, util::time_left(deadline));
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::kTimeout) throw;
-    throw_missing_ranks(store, options.size, options.timeout);
-  }
-  std::vector<Bytes> values = store.multi_get(keys);
-  std::vector<PeerRecord> records;
+  // The records of this host's ranks are read now (shared memory needs their mailboxes); the
+  // others' when first talked to, so that a rank reads the records of the peers it talks to.
+  const std::string& my_host = result.hosts[options.rank];
+  std::vector<std::optional<PeerRecord>> known(options.size);
+  std::vector<std::string> same_host_keys;
   for (int rank = 0; rank < options.size; ++rank) {
-    records.push_back(parse_peer_record(to_string(values[rank]), rank));
-    result.hosts.push_back(records.back().host);
+    if (!directory.records.empty()) {
+      known[rank] = std::move(directory.records[rank]);
+    } else if (result.hosts[rank] == my_host) {
+      same_host_keys.push_back(peer_key(rank));
+    }
   }
-  std::vector<std::vector<util::SocketAddress>> candidates;
+  if (!same_host_keys.empty()) {
+    std::vector<Bytes> values = store.multi_get(same_host_keys);
+    for (int rank = 0, i = 0; rank < options.size; ++rank) {
+      if (result.hosts[rank] == my_host)
+        known[rank] = parse_peer_record(to_string(values[i++]), rank);
+    }
+  }
+  std::vector<std::vector<util::SocketAddress>> candidates(options.size);
   std::vector<std::optional<transport::MailboxAddress>> mailboxes(options.size);
   for (int rank = 0; rank < options.size; ++rank) {
-    bool same_host = result.hosts[rank] == result.hosts[options.rank];
-    candidates.push_back(
-        transport::order_candidates(interfaces, records[rank].addresses, same_host));
+    if (!known[rank]) continue;
+    const bool same_host = result.hosts[rank] == my_host;
+    candidates[rank] = transport::order_candidates(interfaces, known[rank]->addresses, same_host);
     transport::MailboxAddress mailbox;
-    if (transport::MailboxAddress::parse(records[rank].mailbox, &mailbox))
+    // Only ranks of this host are reached through shared memory.
+    if (same_host && transport::MailboxAddress::parse(known[rank]->mailbox, &mailbox)) {
       mailboxes[rank] = mailbox;
+    }
   }
   tcp.set_peer_candidates(std::move(candidates));
-  if (shm) {
-    // Only ranks of this host are reached through shared memory.
-    for (int rank = 0; rank < options.size; ++rank) {
-      if (result.hosts[rank] != result.hosts[options.rank]) mailboxes[rank].reset();
-    }
-    shm->set_local_peers(mailboxes);
-  }
+  // A weak reference: the world closes its store connection at shutdown, before the transport
+  // is destroyed, and the store's server waits for that.
+  std::weak_ptr<Store> weak_store = options.store;
+  tcp.set_peer_lookup([weak_store, interfaces, me = options.rank](int peer) {
+    std::shared_ptr<Store> reader = weak_store.lock();
+    if (!reader) throw Error(ErrorCode::kAborted, "the job's store is closed");
+    util::log_debug(util::Subsys::kInit, [&] {
+      return "rank " + std::to_string(me) + " reads the record of rank " + std::to_string(peer);
+    });
+    PeerRecord record = parse_peer_record(to_string(reader->get(peer_key(peer))), peer);
+    return transport::order_candidates(interfaces, record.addresses, /*same_host=*/false);
+  });
+  if (shm) shm->set_local_peers(mailboxes);
   return result;
 }
 

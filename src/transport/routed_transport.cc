@@ -68,9 +68,12 @@ void RoutedTransport::log_paths() const {
     if (peer == me) continue;
     // Same-host peers keep a TCP connection too (it reports their exit): name its address.
     util::log_info(util::Subsys::kTransport, [&] {
-      std::string path = via_shm(peer) ? "shm (same host; its TCP address " : "tcp at ";
+      const std::string address = tcp_->peer_address(peer);
+      std::string path = via_shm(peer)     ? "shm (same host; its TCP address " + address + ")"
+                         : address.empty() ? std::string("tcp (its address read when first used)")
+                                           : "tcp at " + address;
       return "rank " + std::to_string(me) + " reaches rank " + std::to_string(peer) + " through " +
-             path + tcp_->peer_address(peer) + (via_shm(peer) ? ")" : "");
+             path;
     });
   }
 }

@@ -202,7 +202,7 @@ SocketAddress local_address_towards(const std::string& host) {
   return local;
 }
 
-SocketAddress interface_address(const std::string& spec) {
+std::vector<SocketAddress> interface_addresses(const std::string& spec) {
   InterfaceFilter filter = InterfaceFilter::parse(spec);
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) throw_system_error("getifaddrs", errno);
@@ -218,25 +218,40 @@ SocketAddress interface_address(const std::string& spec) {
       names.emplace_back(it->ifa_name);
     }
   }
+  filter.choose(names);  // throws when none matches
   std::vector<std::string> matching = filter.select(names);
-  std::string chosen = filter.choose(names);
-  SocketAddress found;
-  for (int want : {AF_INET, AF_INET6}) {
-    for (ifaddrs* it = list; it && found.length == 0; it = it->ifa_next) {
-      if (!has_ip(it) || chosen != it->ifa_name || it->ifa_addr->sa_family != want) continue;
-      found.length = want == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-      std::memcpy(&found.storage, it->ifa_addr, found.length);
+  std::vector<SocketAddress> found;
+  std::string described;
+  for (const std::string& name : matching) {
+    for (int want : {AF_INET, AF_INET6}) {
+      for (ifaddrs* it = list; it; it = it->ifa_next) {
+        if (!has_ip(it) || name != it->ifa_name || it->ifa_addr->sa_family != want) continue;
+        SocketAddress address;
+        address.length = want == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+        std::memcpy(&address.storage, it->ifa_addr, address.length);
+        address.set_port(0);
+        if (address.is_link_local()) continue;
+        found.push_back(address);
+        described += (described.empty() ? "" : ", ") + name + " " + address.host();
+      }
     }
   }
-  found.set_port(0);
-  log_info(Subsys::kTransport, [&] {
+  if (found.empty()) {
     std::string all;
     for (const std::string& name : matching) all += (all.empty() ? "" : ", ") + name;
-    return filter.describe() + ": listening on " + chosen + " (" + found.host() +
-           "), the first of the matching interfaces " + all +
+    throw Error(ErrorCode::kInvalidArgument,
+                filter.describe() + " matches " + all +
+                    ", which have no address a peer can reach (only link-local IPv6)");
+  }
+  log_info(Subsys::kTransport, [&] {
+    return filter.describe() + ": listening on " + described +
            (filter.excludes() ? " (the kernel's order)" : " (the list's order, then the kernel's)");
   });
   return found;
+}
+
+SocketAddress interface_address(const std::string& spec) {
+  return interface_addresses(spec).front();
 }
 
 Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog) {

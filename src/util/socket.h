@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace weft::util {
 
@@ -74,10 +75,13 @@ std::pair<std::string, int> split_host_port(const std::string& text, const std::
 
 // The local address the kernel would use to reach `host` (a UDP connect, no packet sent).
 SocketAddress local_address_towards(const std::string& host);
-// The first address (IPv4 first) of the interface that WEFT_SOCKET_IFNAME's value `spec` chooses
-// (NCCL's syntax and the choice order: util/interface_filter.h) among the interfaces with an IP
-// address, logged at INFO; throws kInvalidArgument naming the value and the interfaces there are
-// when none matches.
+// The addresses of every interface that WEFT_SOCKET_IFNAME's value `spec` chooses (NCCL's syntax
+// and choice order: util/interface_filter.h) among the interfaces with an IP address: interface
+// by interface in that order, each one's IPv4 addresses before its IPv6 ones. Link-local IPv6
+// addresses are left out (a peer would need its own interface's scope to reach them). Logged at
+// INFO; throws kInvalidArgument naming the value and the interfaces there are when none matches.
+std::vector<SocketAddress> interface_addresses(const std::string& spec);
+// interface_addresses(spec).front().
 SocketAddress interface_address(const std::string& spec);
 
 // A listening TCP socket bound to address (port 0: any free port). Non-blocking when asked.

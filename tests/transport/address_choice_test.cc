@@ -1,8 +1,10 @@
 // Address choice end to end, with weft_address_rank processes as the ranks:
 // - IPv6 loopback: 3 ranks with MASTER_ADDR=::1 all-reduce over TCP;
+// - lazy reading of peers' records: six one-rank "hosts" that talk around a ring;
 // - two hosts (network namespaces) whose route to the rendezvous host goes over a management
 //   network on which they cannot reach each other, joined by a second, "fast" network: without
-//   WEFT_SOCKET_IFNAME each finds the other's fast address by trying, and logs it;
+//   WEFT_SOCKET_IFNAME each finds the other's fast address by trying, and logs it; with a
+//   WEFT_SOCKET_IFNAME that matches both networks, each listens on both;
 // - two hosts with only IPv6 between them (MASTER_ADDR=fd00:203::1).
 //
 // The namespace tests need root and iproute2's `ip`; elsewhere they are skipped, saying why.
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,11 +140,12 @@ std::vector<std::string> rank_command(const std::string& netns,
 
 // Starts one rank per (namespace, environment) and waits for all of them.
 std::vector<ChildResult> run_job(const std::vector<std::string>& namespaces,
-                                 const std::vector<Environment>& environments) {
+                                 const std::vector<Environment>& environments,
+                                 const std::string& mode = "allreduce") {
   std::vector<std::unique_ptr<ChildProcess>> ranks;
   for (std::size_t rank = 0; rank < environments.size(); ++rank) {
-    ranks.push_back(std::make_unique<ChildProcess>(rank_command(namespaces[rank], {"allreduce"}),
-                                                   environments[rank]));
+    ranks.push_back(
+        std::make_unique<ChildProcess>(rank_command(namespaces[rank], {mode}), environments[rank]));
   }
   std::vector<ChildResult> results;
   for (auto& rank : ranks) results.push_back(rank->wait(60s));
@@ -198,6 +203,49 @@ TEST(AddressChoiceIpv6, ThreeRanksOnLoopbackAllReduceOverTcp) {
     }
   }
   EXPECT_TRUE(reached_over_ipv6) << results[0].err << results[1].err << results[2].err;
+}
+
+// Six ranks, each on a host of its own (WEFT_HOST_ID), that talk to their ring neighbours only:
+// none reads the rendezvous record of a rank it does not talk to (rank 0, which writes the
+// job's directory, has read them all by then and reads none later).
+TEST(AddressChoiceLazy, ARankReadsTheRecordsOfThePeersItTalksToOnly) {
+  const int size = 6;
+  const int port = free_port();
+  std::vector<Environment> environments;
+  for (int rank = 0; rank < size; ++rank) {
+    Environment environment = rank_environment(rank, size);
+    environment["MASTER_ADDR"] = "127.0.0.1";
+    environment["MASTER_PORT"] = std::to_string(port);
+    environment["WEFT_HOST_ID"] = "host" + std::to_string(rank);
+    environment["WEFT_DEBUG"] = "debug";
+    environments.push_back(environment);
+  }
+  std::vector<ChildResult> results =
+      run_job(std::vector<std::string>(size, ""), environments, "ring");
+  std::size_t reads = 0;
+  for (int rank = 0; rank < size; ++rank) {
+    const ChildResult& result = results[static_cast<std::size_t>(rank)];
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("ring ok rank=" + std::to_string(rank)), std::string::npos)
+        << result.out << result.err;
+    std::set<int> read;
+    std::regex line("rank " + std::to_string(rank) + " reads the record of rank ([0-9]+)");
+    for (auto it = std::sregex_iterator(result.err.begin(), result.err.end(), line);
+         it != std::sregex_iterator(); ++it) {
+      read.insert(std::stoi((*it)[1]));
+    }
+    // A neighbour that connected first needs no reading.
+    std::set<int> neighbours = {(rank + 1) % size, (rank + size - 1) % size};
+    if (rank == 0) {
+      EXPECT_TRUE(read.empty()) << result.err;
+    }
+    reads += read.size();
+    EXPECT_TRUE(std::includes(neighbours.begin(), neighbours.end(), read.begin(), read.end()))
+        << result.err;
+  }
+  // Every link of the ring away from rank 0 was made by one end, which read the other's record.
+  EXPECT_GE(reads, static_cast<std::size_t>(size - 2));
 }
 
 // Three namespaces: s serves the store at 10.203.0.1; a and b reach it over a management
@@ -270,6 +318,41 @@ TEST(AddressChoiceNetns, HostsThatShareOnlyTheirSecondNetworkFindIt) {
     EXPECT_TRUE(zero_to_one.starts_with("10.203.3.2:")) << line;
     EXPECT_NE(line.find("(tried 10.203.2.2:"), std::string::npos) << line;
   }
+}
+
+// WEFT_SOCKET_IFNAME naming both of a host's interfaces (by their common prefix): the first in
+// the kernel's order is the management one, which the other host cannot reach. A rank listens
+// on every address of every matching interface, so the fast network still joins them.
+TEST(AddressChoiceNetns, SocketIfnameMatchingSeveralInterfacesListensOnEach) {
+  std::string why_not;
+  auto namespaces = Namespaces::create({'s', 'a', 'b'}, management_and_fast_networks(), why_not);
+  if (!namespaces) GTEST_SKIP() << why_not;
+  const int store_port = 29204;
+  Environment store_environment = {{"WEFT_JOB_TOKEN", "address-choice-test-token"}};
+  ChildProcess store(
+      rank_command(namespaces->name('s'), {"store", std::to_string(store_port), "90"}),
+      store_environment);
+  std::this_thread::sleep_for(300ms);
+  std::string link_prefix = namespaces->name('a');
+  link_prefix.pop_back();  // wac<pid>: every veth end of this test
+  std::vector<Environment> environments;
+  for (int rank = 0; rank < 2; ++rank) {
+    Environment environment = rank_environment(rank, 2);
+    environment["WEFT_STORE_ADDR"] = "10.203.0.1:" + std::to_string(store_port);
+    environment["MASTER_ADDR"] = "10.203.0.1";
+    environment["WEFT_SOCKET_IFNAME"] = link_prefix;
+    environments.push_back(environment);
+  }
+  std::vector<ChildResult> results =
+      run_job({namespaces->name('a'), namespaces->name('b')}, environments);
+  expect_all_reduced(results);
+  std::regex listens(
+      "listens on 10\\.203\\.2\\.2:[0-9]+, 10\\.203\\.3\\.2:[0-9]+ \\(WEFT_SOCKET_IFNAME\\)");
+  EXPECT_TRUE(std::regex_search(results[1].err, listens)) << results[1].err;
+  std::string zero_to_one = reached(results[0], 0, 1);
+  std::string one_to_zero = reached(results[1], 1, 0);
+  EXPECT_TRUE(zero_to_one.starts_with("10.203.3.2:") || one_to_zero.starts_with("10.203.3.1:"))
+      << results[0].err << results[1].err;
 }
 
 // Two namespaces joined by one veth pair carrying nothing but fd00:203::1/64 and ::2.

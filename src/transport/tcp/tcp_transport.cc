@@ -37,8 +37,7 @@ constexpr std::chrono::milliseconds kAcceptPause{100};
 static_assert(kMaxDataPayload <= BufferPool::kLargestBuffer,
               "a frame the transport accepts must fit the pool's largest buffer");
 
-// Sentinels for epoll's data.ptr; connections use their own address.
-char kListenTag;
+// epoll's data.ptr: the wake-up's sentinel; listeners and connections use their own address.
 char kWakeTag;
 
 std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& message) {
@@ -48,13 +47,22 @@ std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& messa
 }  // namespace
 
 TcpTransport::TcpTransport(const TcpTransportOptions& options) : options_(options) {
-  listen_fd_ = util::listen_on(options.listen_address, /*non_blocking=*/true);
-  listen_address_ = util::local_address_of(listen_fd_.get());
+  listeners_.reserve(1 + options.more_listen_addresses.size());
+  auto add_listener = [this](const util::SocketAddress& address) {
+    Listener listener;
+    listener.fd = util::listen_on(address, /*non_blocking=*/true);
+    listener.address = util::local_address_of(listener.fd.get());
+    listeners_.push_back(std::move(listener));
+  };
+  add_listener(options.listen_address);
+  for (const util::SocketAddress& address : options.more_listen_addresses) add_listener(address);
   epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
   wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!epoll_fd_.valid() || !wake_fd_.valid()) util::throw_system_error("epoll/eventfd", errno);
   for (int i = 0; i < options.world_size; ++i) peers_.push_back(std::make_unique<Peer>());
-  for (auto [fd, tag] : {std::pair{listen_fd_.get(), &kListenTag}, {wake_fd_.get(), &kWakeTag}}) {
+  std::vector<std::pair<int, void*>> watched = {{wake_fd_.get(), &kWakeTag}};
+  for (Listener& listener : listeners_) watched.emplace_back(listener.fd.get(), &listener);
+  for (auto [fd, tag] : watched) {
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.ptr = tag;
@@ -69,9 +77,59 @@ TcpTransport::~TcpTransport() {
   shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
 }
 
+std::vector<util::SocketAddress> TcpTransport::listen_addresses() const {
+  std::vector<util::SocketAddress> addresses;
+  for (const Listener& listener : listeners_) addresses.push_back(listener.address);
+  return addresses;
+}
+
+const TcpTransport::Listener* TcpTransport::listener_of(const void* tag) const {
+  for (const Listener& listener : listeners_) {
+    if (tag == &listener) return &listener;
+  }
+  return nullptr;
+}
+
 void TcpTransport::set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates) {
   std::lock_guard lock(mutex_);
-  peer_candidates_ = std::move(candidates);
+  for (std::size_t peer = 0; peer < candidates.size() && peer < peers_.size(); ++peer) {
+    if (candidates[peer].empty()) continue;
+    peers_[peer]->candidates = std::move(candidates[peer]);
+    peers_[peer]->known.store(true, std::memory_order_release);
+  }
+}
+
+void TcpTransport::set_peer_lookup(PeerLookup lookup) {
+  std::lock_guard lock(mutex_);
+  peer_lookup_ = std::move(lookup);
+}
+
+std::shared_ptr<const Error> TcpTransport::learn_address_of(int peer) {
+  Peer& state = *peers_[peer];
+  if (state.known.load(std::memory_order_acquire)) return nullptr;
+  PeerLookup lookup;
+  {
+    std::lock_guard lock(mutex_);
+    lookup = peer_lookup_;
+  }
+  const std::string whose = "rank " + std::to_string(options_.rank) + " cannot tell where rank " +
+                            std::to_string(peer) + " listens";
+  if (!lookup) return peer_error(peer, ErrorCode::kInternal, whose + ": it was never given");
+  std::vector<util::SocketAddress> candidates;
+  try {
+    candidates = lookup(peer);
+  } catch (const Error& e) {
+    return peer_error(peer, e.code(), whose + ": " + e.message());
+  }
+  if (candidates.empty()) {
+    return peer_error(peer, ErrorCode::kInternal, whose + ": it published no address");
+  }
+  std::lock_guard lock(mutex_);
+  if (!state.known.load(std::memory_order_relaxed)) {
+    state.candidates = std::move(candidates);
+    state.known.store(true, std::memory_order_release);
+  }
+  return nullptr;
 }
 
 void TcpTransport::set_peer_addresses(std::vector<util::SocketAddress> addresses) {
@@ -85,10 +143,11 @@ std::string TcpTransport::peer_address(int peer) const {
   return address_of_peer(peer);
 }
 
-// peer_candidates_ is set before any connection exists, and `reached` is atomic: no lock needed.
+// A peer's candidates are set once, before `known`, and `reached` is atomic: no lock needed.
 std::string TcpTransport::address_of_peer(int peer) const {
-  if (peer < 0 || peer >= static_cast<int>(peer_candidates_.size())) return "";
-  const std::vector<util::SocketAddress>& candidates = peer_candidates_[peer];
+  if (peer < 0 || peer >= static_cast<int>(peers_.size())) return "";
+  if (!peers_[peer]->known.load(std::memory_order_acquire)) return "";
+  const std::vector<util::SocketAddress>& candidates = peers_[peer]->candidates;
   int reached = peers_[peer]->reached.load(std::memory_order_acquire);
   if (reached >= 0) return candidates[reached].to_string();
   std::string text;
@@ -131,6 +190,12 @@ void TcpTransport::post_send(const RequestPtr& request) {
   Peer& peer = *peers_[request->peer];
   TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
   if (!connection || peer.failed.load()) {
+    if (!connection && !peer.failed.load()) {
+      if (auto error = learn_address_of(request->peer)) {
+        request->fail(error);
+        return;
+      }
+    }
     std::unique_lock lock(mutex_);
     auto aborted = aborted_contexts_.find(request->context);
     if (shutting_down_ || aborted != aborted_contexts_.end() || peer.failed.load()) {
@@ -153,6 +218,13 @@ void TcpTransport::post_send(const RequestPtr& request) {
 }
 
 void TcpTransport::post_recv(const RequestPtr& request) {
+  const int from = request->peer;
+  if (from != kAnyPeer && from != options_.rank && !peers_[from]->sender.load()) {
+    // Without its address the receive still waits: the peer may connect to us.
+    if (auto error = learn_address_of(from)) {
+      util::log_debug(util::Subsys::kTransport, [&] { return error->message(); });
+    }
+  }
   std::unique_lock lock(mutex_);
   if (shutting_down_) {
     lock.unlock();
@@ -203,7 +275,9 @@ void TcpTransport::post_recv(const RequestPtr& request) {
   }
   matcher_.add_posted(request);
   // Connecting now means a dead sender is noticed (refused, or reset) instead of waited for.
-  if (peer != kAnyPeer && peer != options_.rank) sender_for_locked(peer);
+  if (peer != kAnyPeer && peer != options_.rank && peers_[peer]->known.load()) {
+    sender_for_locked(peer);
+  }
 }
 
 void TcpTransport::deliver(const FrameHeader& header, const PayloadFill& fill) {
@@ -252,6 +326,11 @@ void TcpTransport::deliver(const FrameHeader& header, const PayloadFill& fill) {
 }
 
 void TcpTransport::connect_to(int peer) {
+  if (peer == options_.rank) return;
+  if (auto error = learn_address_of(peer)) {
+    util::log_warn(util::Subsys::kTransport, [&] { return error->message(); });
+    return;
+  }
   std::lock_guard lock(mutex_);
   if (shutting_down_ || peer == options_.rank || peers_[peer]->failed.load()) return;
   sender_for_locked(peer);
@@ -283,11 +362,11 @@ TcpConnection* TcpTransport::sender_for_locked(int peer) {
 }
 
 TcpConnection* TcpTransport::connect_locked(int peer) {
-  if (peer >= static_cast<int>(peer_candidates_.size()) || peer_candidates_[peer].empty()) {
+  Peer& state = *peers_[peer];
+  if (!state.known.load(std::memory_order_relaxed)) {
     throw Error(ErrorCode::kInternal, "no address known for rank " + std::to_string(peer));
   }
-  Peer& state = *peers_[peer];
-  state.dial.emplace(peer_candidates_[peer], options_.handshake_timeout,
+  state.dial.emplace(state.candidates, options_.handshake_timeout,
                      std::chrono::steady_clock::now());
   const util::SocketAddress& address = state.dial->current();
   int connect_errno = 0;
@@ -387,7 +466,7 @@ void TcpTransport::note_reached(TcpConnection* connection) {
     std::lock_guard lock(mutex_);
     Peer& state = *peers_[peer];
     if (!state.dial) return;
-    const std::vector<util::SocketAddress>& candidates = peer_candidates_[peer];
+    const std::vector<util::SocketAddress>& candidates = state.candidates;
     auto found = std::find(candidates.begin(), candidates.end(), state.dial->current());
     state.reached.store(static_cast<int>(found - candidates.begin()), std::memory_order_release);
     failures = state.dial->failures();
@@ -549,8 +628,8 @@ void TcpTransport::run_loop() {
     }
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == &kListenTag) {
-        accept_all();
+      if (const Listener* listener = listener_of(tag)) {
+        accept_all(*listener);
       } else if (tag == &kWakeTag) {
         uint64_t drained;
         ssize_t ignored = ::read(wake_fd_.get(), &drained, sizeof drained);
@@ -576,11 +655,11 @@ void TcpTransport::run_loop() {
   }
 }
 
-void TcpTransport::accept_all() {
+void TcpTransport::accept_all(const Listener& listener) {
   for (;;) {
     util::SocketAddress address;
     address.length = sizeof address.storage;
-    int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&address.storage),
+    int fd = accept4(listener.fd.get(), reinterpret_cast<sockaddr*>(&address.storage),
                      &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -618,10 +697,12 @@ void TcpTransport::adopt_incoming(util::Fd fd, const std::string& address) {
 }
 
 void TcpTransport::pause_accepting(int error) {
-  epoll_event event{};
-  event.events = 0;
-  event.data.ptr = &kListenTag;
-  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &event);
+  for (Listener& listener : listeners_) {
+    epoll_event event{};
+    event.events = 0;
+    event.data.ptr = &listener;
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listener.fd.get(), &event);
+  }
   accept_paused_until_ = std::chrono::steady_clock::now() + kAcceptPause;
   // Once per shortage, not per retry: it may last.
   if (std::exchange(accept_failing_, true)) return;
@@ -639,10 +720,12 @@ void TcpTransport::pause_accepting(int error) {
 void TcpTransport::resume_accepting_when_due() {
   if (!accept_paused_until_ || std::chrono::steady_clock::now() < *accept_paused_until_) return;
   accept_paused_until_.reset();
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.ptr = &kListenTag;
-  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listen_fd_.get(), &event);
+  for (Listener& listener : listeners_) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = &listener;
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listener.fd.get(), &event);
+  }
 }
 
 void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
@@ -1614,7 +1697,7 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
     }
   }
   for (const RequestPtr& request : unsent) request->fail(aborted);
-  listen_fd_.reset();
+  for (Listener& listener : listeners_) listener.fd.reset();
 }
 
 }  // namespace weft::transport

@@ -1,13 +1,15 @@
 // TcpTransport — the Transport over TCP: any two hosts, IPv4 or IPv6.
 //
 // Design:
-// - One listening socket per process (per transport); peers' addresses are given after the
-//   rendezvous (set_peer_candidates). A connection to a peer is made on first use — a send to
-//   it, or a receive from it — never all-to-all at start-up. A peer may have published several
-//   addresses: they are tried in the order given, each with a bounded connect (candidate_dial.h),
-//   and the first whose handshake succeeds is the peer's address from then on (logged at INFO). If
-//   both sides connect at once, both connections live; each side always sends on the first one it
-//   picked, so the order of messages per (sender, context, tag) holds.
+// - One listening socket per address it is told to listen on (usually one, [::] or a single
+//   address). A connection to a peer is made on first use — a send to it, or a receive from
+//   it — never all-to-all at start-up. A peer's addresses are given up front
+//   (set_peer_candidates) or read when it is first needed (set_peer_lookup: the rendezvous
+//   store), so that a rank learns about the peers it talks to, not the whole job. A peer may have
+//   published several addresses: they are tried in the order given, each with a bounded connect
+//   (candidate_dial.h), and the first whose handshake succeeds is the peer's address from then on
+//   (logged at INFO). If both sides connect at once, both connections live; each side always sends
+//   on the first one it picked, so the order of messages per (sender, context, tag) holds.
 // - A challenge-response handshake in both directions (handshake.h) proves that both ends know
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
@@ -52,7 +54,8 @@ struct TcpTransportOptions {
   int rank = 0;
   int world_size = 1;
   std::string job_token;
-  util::SocketAddress listen_address;  // port 0: any free port
+  util::SocketAddress listen_address;                      // port 0: any free port
+  std::vector<util::SocketAddress> more_listen_addresses;  // each with a listener of its own
   std::chrono::milliseconds handshake_timeout{10'000};
 };
 
@@ -61,13 +64,21 @@ class TcpTransport final : public Transport, public MessageSink {
   explicit TcpTransport(const TcpTransportOptions& options);
   ~TcpTransport() override;
 
-  // Where peers reach us ("host:port" with the real port).
-  util::SocketAddress listen_address() const { return listen_address_; }
+  // Where peers reach us ("host:port" with the real port): the first listener's address, and
+  // every listener's, in the order of the options.
+  util::SocketAddress listen_address() const { return listeners_.front().address; }
+  std::vector<util::SocketAddress> listen_addresses() const;
   // Every rank's addresses, indexed by rank, each list in the order to try them (not empty);
-  // call once, before any post.
+  // call before any post.
   void set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates);
   // set_peer_candidates with one address per rank.
   void set_peer_addresses(std::vector<util::SocketAddress> addresses);
+  // Where to read a peer's addresses (in the order to try them) that set_peer_candidates did
+  // not give, when it is first needed; called on the posting thread with no lock held, at most
+  // once per peer unless two threads need the peer at once. It may throw weft::Error. Call
+  // before any post.
+  using PeerLookup = std::function<std::vector<util::SocketAddress>(int peer)>;
+  void set_peer_lookup(PeerLookup lookup);
 
   int rank() const override { return options_.rank; }
   int world_size() const override { return options_.world_size; }
@@ -113,11 +124,22 @@ class TcpTransport final : public Transport, public MessageSink {
     int pollers = 0;
     bool lingering = false;
     std::chrono::steady_clock::time_point polled_until;
+    // The peer's addresses in the order to try them, set once under mutex_ before `known`.
+    std::vector<util::SocketAddress> candidates;
+    std::atomic<bool> known{false};
     // Our one outgoing connection's tour of the peer's addresses (mutex_), and the index in
-    // peer_candidates_ of the one whose handshake succeeded (-1: none yet).
+    // candidates of the one whose handshake succeeded (-1: none yet).
     std::optional<CandidateDial> dial;
     std::atomic<int> reached{-1};
   };
+  struct Listener {
+    util::Fd fd;
+    util::SocketAddress address;  // with the real port
+  };
+
+  // --- peers' addresses (no lock held) ---
+  // Makes the peer's addresses known through the lookup; the error when they cannot be.
+  std::shared_ptr<const Error> learn_address_of(int peer);
 
   // --- connections (mutex_ held) ---
   TcpConnection* sender_for_locked(int peer);
@@ -161,9 +183,9 @@ class TcpTransport final : public Transport, public MessageSink {
 
   // --- event loop ---
   void run_loop();
-  void accept_all();
+  void accept_all(const Listener& listener);
   void adopt_incoming(util::Fd fd, const std::string& address);
-  // Out of descriptors (or memory): the listener is unwatched for a while, not spun on.
+  // Out of descriptors (or memory): the listeners are unwatched for a while, not spun on.
   void pause_accepting(int error);
   void resume_accepting_when_due();
   void on_event(TcpConnection* connection, uint32_t events);
@@ -204,11 +226,11 @@ class TcpTransport final : public Transport, public MessageSink {
   void fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood);
 
   TcpTransportOptions options_;
-  util::Fd listen_fd_;
-  util::SocketAddress listen_address_;
+  std::vector<Listener> listeners_;  // never resized after construction: epoll points into it
+  const Listener* listener_of(const void* tag) const;
   util::Fd epoll_fd_;
   util::Fd wake_fd_;
-  std::vector<std::vector<util::SocketAddress>> peer_candidates_;  // set once, before any post
+  PeerLookup peer_lookup_;  // set before any post
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Peer>> peers_;
