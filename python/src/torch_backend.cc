@@ -1147,6 +1147,16 @@ PYBIND11_MODULE(_weft_torch, m) {
       py::arg("tensor"),
       "Holds tensor's storage and makes it non-resizable until release() (pins nest).");
   m.def(
+      "weft_group_of",
+      [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg) -> std::shared_ptr<weft::ProcessGroup> {
+        auto* weft_pg = dynamic_cast<ProcessGroupWeft*>(pg.get());
+        TORCH_CHECK(weft_pg != nullptr, "weft: this torch group does not run on weft");
+        return weft_pg->weft_group();
+      },
+      py::arg("process_group"),
+      "The weft ProcessGroup under a torch group of backend weft (import weft._weft first, "
+      "which defines its Python type).");
+  m.def(
       "is_weft_group",
       [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
         return dynamic_cast<ProcessGroupWeft*>(pg.get()) != nullptr;

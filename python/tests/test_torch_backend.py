@@ -423,3 +423,33 @@ def test_ddp_digits_same_accuracy_at_1_2_4_ranks(tmp_path):
         assert r["identical_parameters"], r
         assert abs(r["accuracy"] - base["accuracy"]) <= 0.02, (n, r["accuracy"], base["accuracy"])
         assert abs(r["losses"][-1] - base["losses"][-1]) <= 1e-3 + 0.02 * base["losses"][-1], (n, r)
+
+
+def _ddp_loses_a_rank_and_goes_on(rank, nprocs):
+    from torch.nn.parallel import DistributedDataParallel
+    dist.init_process_group("weft", timeout=TIMEOUT)
+    store = dist.distributed_c10d._get_default_store()  # outlives the first group
+    model = torch.nn.Linear(4, 1).double()
+    ddp = DistributedDataParallel(model)
+    for _ in range(3):
+        ddp(torch.ones(2, 4, dtype=torch.float64)).sum().backward()
+    if rank == 1:
+        os._exit(0)  # as a crash: no goodbye
+    # DDP's all_reduce fails in backward as an exception naming the lost rank, not a crash.
+    with pytest.raises(RuntimeError, match="rank 1"):
+        ddp(torch.ones(2, 4, dtype=torch.float64)).sum().backward()
+    alive = weft_torch.survivors()
+    assert alive == [0, 2], alive
+    dist.destroy_process_group()
+    dist.init_process_group("weft", store=dist.PrefixStore("after-the-loss", store),
+                            rank=alive.index(rank), world_size=len(alive), timeout=TIMEOUT)
+    value = torch.full((4,), float(rank))
+    dist.all_reduce(value)
+    assert torch.equal(value, torch.full((4,), 2.0)), value  # ranks 0 and 2
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def test_ddp_survivors_of_a_lost_rank_agree_and_start_a_new_group():
+    weft.spawn(_ddp_loses_a_rank_and_goes_on, args=(3,), nprocs=3, start_method="fork",
+               timeout=90)

@@ -190,6 +190,10 @@ class _Completer:
             self._thread.join(timeout=60)
 
 
+def _value_or_raise(future):
+    return future.wait()
+
+
 class _WeftWork(_dist._Work):
     """torch's Work over a weft Work: wait(timeout), is_completed(), get_future() and friends.
     result() and the future's value are the op's output tensors."""
@@ -203,6 +207,7 @@ class _WeftWork(_dist._Work):
         self._source = source
         self._finished = False
         self._future = None
+        self._settled = None
         self._lock = _threading.Lock()
 
     def _finish(self):
@@ -245,7 +250,11 @@ class _WeftWork(_dist._Work):
 
     def get_future(self):
         if self._future is None:
-            self._future = _torch.futures.Future()
+            # torch's C++ side (DDP's reducer) sees a Python set_exception as a result that holds
+            # the exception, and takes it for the tensors: a future chained by then() instead
+            # carries a real error when the callback raises.
+            self._settled = _torch.futures.Future()
+            self._future = self._settled.then(_value_or_raise)
             if self.is_completed():
                 self._settle_future()
             elif self._source or not self._group._collectives_in_order:
@@ -258,9 +267,9 @@ class _WeftWork(_dist._Work):
         try:
             self.wait()
         except BaseException as error:  # noqa: BLE001  (the future carries every failure)
-            self._future.set_exception(error)
+            self._settled.set_exception(error)
         else:
-            self._future.set_result(self._outputs)
+            self._settled.set_result(self._outputs)
 
 
 class WeftProcessGroup(_dist.ProcessGroup):
@@ -641,7 +650,11 @@ class _WorkList(_WeftWork):
 
     def get_future(self):
         if self._future is None:
-            self._future = _torch.futures.Future()
+            # torch's C++ side (DDP's reducer) sees a Python set_exception as a result that holds
+            # the exception, and takes it for the tensors: a future chained by then() instead
+            # carries a real error when the callback raises.
+            self._settled = _torch.futures.Future()
+            self._future = self._settled.then(_value_or_raise)
             if self.is_completed():
                 self._settle_future()
             else:

@@ -122,5 +122,38 @@ def is_weft_group(group=None):
     return _weft_torch.is_weft_group(group)
 
 
+def weft_group_of(group=None):
+    """The weft._weft.ProcessGroup under a torch.distributed group of backend weft (default:
+    the world): weft's own API (shrink, algorithms, per-call timeouts) on the same ranks."""
+    if group is None:
+        group = _dist.distributed_c10d._get_default_group()
+    if not is_weft_group(group):
+        raise ValueError("this torch.distributed group does not run on weft")
+    if _TORCH_VERSION >= (2, 0):
+        return group.weft_group
+    from . import _weft  # noqa: F401  (defines the Python type of the group returned)
+    from . import _weft_torch
+    return _weft_torch.weft_group_of(group)
+
+
+def survivors(group=None, timeout=None):
+    """After a failure in a torch group of backend weft (default: the world), the ranks of
+    that group still alive, the same sorted list on every survivor (weft's shrink, as ULFM's
+    MPI_Comm_shrink). Every survivor calls it; a member that has not called it within timeout
+    (timedelta or seconds; None: the group's timeout) is left out. The group is aborted: destroy
+    it and initialise torch.distributed again on the survivors (rank: this rank's index in the
+    list), over a store that outlived the failure. examples/python/train_ddp_recovery.py does
+    this with DistributedDataParallel."""
+    import torch
+    if group is None:
+        group = _dist.distributed_c10d._get_default_group()
+    old_rank = _dist.get_rank(group)
+    shrunk = weft_group_of(group).shrink(timeout=timeout)
+    mine = torch.tensor([old_rank], dtype=torch.int64)
+    every = torch.zeros(shrunk.size(), dtype=torch.int64)
+    shrunk.all_gather_into_tensor(every, mine)
+    return sorted(int(rank) for rank in every)
+
+
 _install_compat_fixes()
 register()
