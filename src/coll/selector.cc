@@ -78,8 +78,12 @@ Algorithm by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
   if (runs_shm_unforced(in.collective, in.single_host)) return Algorithm::kShm;
   if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
+  if (in.network == nullptr || !in.network->any()) {
+    return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
+                               selector_network_model());
+  }
   return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
-                             selector_network_model());
+                             selector_network_model(*in.network));
 }
 
 // The candidates of choose_over_network, latency-optimal first so that it wins a tie.
@@ -208,10 +212,20 @@ Algorithm choose_algorithm(const SelectionInput& input) {
 const NetworkModel& selector_network_model() {
   // Calibrated on the 4-rank TCP runs behind the former thresholds (docs/scaling.md): a
   // message step costs tens of microseconds there, with 4 ranks sharing 2 cores.
-  // NOTE(selector): a job over a real network should be priced with that network's numbers.
+  // A job over a real network gives that network's numbers (WEFT_NET_*, the overload below).
+  // NOTE(selector): they could be measured at start-up instead (weft-model --measure does on
+  // loopback), at the price of a ping-pong per job.
   static constexpr NetworkModel kLoopbackOnTwoCores{
       .alpha_s = 20e-6, .beta_s_per_byte = 1 / 1.25e9, .gamma_s_per_byte = 1 / 16e9};
   return kLoopbackOnTwoCores;
+}
+
+NetworkModel selector_network_model(const util::NetworkSettings& given) {
+  NetworkModel network = selector_network_model();
+  if (given.alpha_s) network.alpha_s = *given.alpha_s;
+  if (given.beta_s_per_byte) network.beta_s_per_byte = *given.beta_s_per_byte;
+  if (given.gamma_s_per_byte) network.gamma_s_per_byte = *given.gamma_s_per_byte;
+  return network;
 }
 
 Algorithm choose_over_network(OpKind collective, int group_size, std::size_t bytes,
