@@ -14,8 +14,6 @@ using core::OpKind;
 
 namespace {
 
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
 // The collective's algorithm of this name, if it has one.
 std::optional<Algorithm> find(OpKind collective, std::string_view name) {
   for (Algorithm algorithm : algorithms_of(collective)) {
@@ -86,16 +84,12 @@ Algorithm by_size(const SelectionInput& in) {
                              selector_network_model(*in.network));
 }
 
-// The candidates of choose_over_network, latency-optimal first so that it wins a tie.
-std::span<const Algorithm> allowed_all_reduce(int group_size) {
-  using enum Algorithm;
-  static constexpr std::array kAny{kRecursiveDoubling, kRing};
-  static constexpr std::array kPowerOfTwo{kRecursiveDoubling, kRabenseifner, kRing};
-  // Rabenseifner runs on any size, but off a power of two its fold and unfold send the whole
-  // buffer twice more, and that case was never measured: it stays forced-only there.
-  // NOTE(selector): the model prefers it at scale (1000 ranks, 1 MiB: docs/scaling.md).
-  return is_power_of_two(group_size) ? std::span<const Algorithm>(kPowerOfTwo) : kAny;
-}
+// The candidates of choose_over_network, latency-optimal first so that it wins a tie. Off a
+// power of two recursive doubling and Rabenseifner fold the extra ranks in and out (two more
+// whole-buffer steps), which the model prices: Rabenseifner wins there where its halving saves
+// more than the fold costs (many ranks, mid sizes; docs/scaling.md).
+constexpr std::array kAllReduceCandidates{Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
+                                          Algorithm::kRing};
 
 // scatter_allgather's modeled gain over binomial is at most a third below 5 ranks, and over
 // TCP on 4 ranks it measured 2x slower at 16 MiB (docs/perf-history.md, section 2; MPICH keeps
@@ -232,7 +226,7 @@ Algorithm choose_over_network(OpKind collective, int group_size, std::size_t byt
                               bool equal_blocks, const NetworkModel& network) {
   switch (collective) {
     case OpKind::kAllReduce:
-      return fastest_of(collective, allowed_all_reduce(group_size), group_size, bytes, network);
+      return fastest_of(collective, kAllReduceCandidates, group_size, bytes, network);
     case OpKind::kBroadcast:
       return fastest_of(collective, allowed_broadcast(group_size), group_size, bytes, network);
     case OpKind::kAllGather:

@@ -96,9 +96,9 @@ const NetworkModel& selector_network_model();
 NetworkModel selector_network_model(const util::NetworkSettings& given);
 
 // The selector's choice without shared memory on `network`: the cost model's fastest among
-// the algorithms the selector allows (all_reduce: recursive doubling, Rabenseifner when the
-// group size is a power of two, ring; broadcast: binomial, scatter_allgather from 5 ranks;
-// all_gather: Bruck when every rank contributes the same size, ring); the default algorithm
+// the algorithms the selector allows (all_reduce: recursive doubling, Rabenseifner, ring, at
+// any group size; broadcast: binomial, scatter_allgather from 5 ranks; all_gather: Bruck when
+// every rank contributes the same size, ring); the default algorithm
 // for the other collectives. choose_algorithm() uses it with selector_network_model(), or with
 // selector_network_model(*input.network) when the input carries the job's numbers.
 // Allocates nothing: a small call asks it.

@@ -169,6 +169,12 @@ TEST(Selector, TheJobsNetworkNumbersDriveTheChoice) {
             job_input.single_host = true;
             EXPECT_EQ(choose_without_shared_memory(job_input), expected);
           }
+          // all_reduce's candidates are all of the model's but naive.
+          const Algorithm candidates[] = {Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
+                                          Algorithm::kRing};
+          EXPECT_EQ(choose_over_network(OpKind::kAllReduce, p, bytes, true, network),
+                    fastest_of(OpKind::kAllReduce, candidates, p, bytes, network))
+              << "p=" << p << " bytes=" << bytes;
         }
       }
     }
