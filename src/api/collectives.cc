@@ -93,6 +93,7 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
   input.single_host = comm.single_host();
   input.spans_hosts = comm.spans_hosts_with_neighbours();
   input.algorithm_setting = &comm.algorithm_setting();
+  input.network = &comm.network_settings();
   try {
     return coll::choose_algorithm(input);
   } catch (const Error& e) {

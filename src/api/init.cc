@@ -1,12 +1,17 @@
 #include "weft/init.h"
 
+#include <cstdio>
+
 #include "api/launch_environment.h"
 #include "api/process_group_impl.h"
+#include "coll/cost_model.h"
+#include "coll/selector.h"
 #include "core/communicator.h"
 #include "core/world.h"
 #include "store/torch_store_client.h"
 #include "util/log.h"
 #include "util/log_startup.h"
+#include "util/network_settings.h"
 #include "util/settings.h"
 #include "util/socket.h"
 #include "weft/error.h"
@@ -112,6 +117,30 @@ void log_launch(const api::LaunchEnvironment& environment) {
   });
 }
 
+// WEFT_NET_* read now, before the rendezvous: a malformed value fails init here, on every rank
+// alike, not the first collective that asks the selector.
+void log_network_settings() {
+  const util::NetworkSettings given = util::read_network_settings();
+  if (!given.any()) return;
+  util::log_info(util::Subsys::kInit, [&] {
+    const coll::NetworkModel network = coll::selector_network_model(given);
+    auto rate = [](double seconds_per_byte) {
+      return seconds_per_byte > 0 ? 1e-9 / seconds_per_byte : 0.0;
+    };
+    auto origin = [](const std::optional<double>& part, const char* name) {
+      return part ? name : "the selector's";
+    };
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "the selector prices algorithms over the network on alpha %.3g us (%s), beta "
+                  "%.3g GB/s (%s), gamma %.3g GB/s (%s)",
+                  network.alpha_s * 1e6, origin(given.alpha_s, "WEFT_NET_ALPHA"),
+                  rate(network.beta_s_per_byte), origin(given.beta_s_per_byte, "WEFT_NET_BETA"),
+                  rate(network.gamma_s_per_byte), origin(given.gamma_s_per_byte, "WEFT_NET_GAMMA"));
+    return std::string(line);
+  });
+}
+
 }  // namespace
 
 LaunchInfo launch_info() {
@@ -139,6 +168,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options) {
   }
   name_this_process_in_logs(world.rank, options.group_name);
   log_launch(environment);
+  log_network_settings();
   world.timeout =
       options.timeout.count() > 0 ? options.timeout : util::setting_duration("WEFT_TIMEOUT");
   if (environment.master_addr) world.route_hint = *environment.master_addr;

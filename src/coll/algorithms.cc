@@ -40,7 +40,11 @@ bool use_window(CollectiveCall& call, Algorithm& algorithm, core::OpKind collect
   if (algorithm != Algorithm::kShm) return false;
   if (call.size() == 1 || call.window()) return true;
   algorithm = choose_without_shared_memory(
-      SelectionInput{collective, bytes, call.size(), equal_blocks, "", false});
+      SelectionInput{.collective = collective,
+                     .bytes = bytes,
+                     .group_size = call.size(),
+                     .equal_blocks = equal_blocks,
+                     .network = &call.communicator().network_settings()});
   return false;
 }
 

@@ -14,8 +14,6 @@ using core::OpKind;
 
 namespace {
 
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
 // The collective's algorithm of this name, if it has one.
 std::optional<Algorithm> find(OpKind collective, std::string_view name) {
   for (Algorithm algorithm : algorithms_of(collective)) {
@@ -78,20 +76,20 @@ Algorithm by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
   if (runs_shm_unforced(in.collective, in.single_host)) return Algorithm::kShm;
   if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
+  if (in.network == nullptr || !in.network->any()) {
+    return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
+                               selector_network_model());
+  }
   return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
-                             selector_network_model());
+                             selector_network_model(*in.network));
 }
 
-// The candidates of choose_over_network, latency-optimal first so that it wins a tie.
-std::span<const Algorithm> allowed_all_reduce(int group_size) {
-  using enum Algorithm;
-  static constexpr std::array kAny{kRecursiveDoubling, kRing};
-  static constexpr std::array kPowerOfTwo{kRecursiveDoubling, kRabenseifner, kRing};
-  // Rabenseifner runs on any size, but off a power of two its fold and unfold send the whole
-  // buffer twice more, and that case was never measured: it stays forced-only there.
-  // NOTE(selector): the model prefers it at scale (1000 ranks, 1 MiB: docs/scaling.md).
-  return is_power_of_two(group_size) ? std::span<const Algorithm>(kPowerOfTwo) : kAny;
-}
+// The candidates of choose_over_network, latency-optimal first so that it wins a tie. Off a
+// power of two recursive doubling and Rabenseifner fold the extra ranks in and out (two more
+// whole-buffer steps), which the model prices: Rabenseifner wins there where its halving saves
+// more than the fold costs (many ranks, mid sizes; docs/scaling.md).
+constexpr std::array kAllReduceCandidates{Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
+                                          Algorithm::kRing};
 
 // scatter_allgather's modeled gain over binomial is at most a third below 5 ranks, and over
 // TCP on 4 ranks it measured 2x slower at 16 MiB (docs/perf-history.md, section 2; MPICH keeps
@@ -208,17 +206,27 @@ Algorithm choose_algorithm(const SelectionInput& input) {
 const NetworkModel& selector_network_model() {
   // Calibrated on the 4-rank TCP runs behind the former thresholds (docs/scaling.md): a
   // message step costs tens of microseconds there, with 4 ranks sharing 2 cores.
-  // NOTE(selector): a job over a real network should be priced with that network's numbers.
+  // A job over a real network gives that network's numbers (WEFT_NET_*, the overload below).
+  // NOTE(selector): they could be measured at start-up instead (weft-model --measure does on
+  // loopback), at the price of a ping-pong per job.
   static constexpr NetworkModel kLoopbackOnTwoCores{
       .alpha_s = 20e-6, .beta_s_per_byte = 1 / 1.25e9, .gamma_s_per_byte = 1 / 16e9};
   return kLoopbackOnTwoCores;
+}
+
+NetworkModel selector_network_model(const util::NetworkSettings& given) {
+  NetworkModel network = selector_network_model();
+  if (given.alpha_s) network.alpha_s = *given.alpha_s;
+  if (given.beta_s_per_byte) network.beta_s_per_byte = *given.beta_s_per_byte;
+  if (given.gamma_s_per_byte) network.gamma_s_per_byte = *given.gamma_s_per_byte;
+  return network;
 }
 
 Algorithm choose_over_network(OpKind collective, int group_size, std::size_t bytes,
                               bool equal_blocks, const NetworkModel& network) {
   switch (collective) {
     case OpKind::kAllReduce:
-      return fastest_of(collective, allowed_all_reduce(group_size), group_size, bytes, network);
+      return fastest_of(collective, kAllReduceCandidates, group_size, bytes, network);
     case OpKind::kBroadcast:
       return fastest_of(collective, allowed_broadcast(group_size), group_size, bytes, network);
     case OpKind::kAllGather:

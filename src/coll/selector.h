@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/op_signature.h"
+#include "util/network_settings.h"
 
 namespace weft::coll {
 
@@ -53,6 +54,9 @@ struct SelectionInput {
   bool spans_hosts = false;  // several hosts, some with several members, shared memory allowed
   // WEFT_ALGO's value as the group read it; null: read the environment now.
   const std::string* algorithm_setting = nullptr;
+  // WEFT_NET_* as the group read them (core::Communicator::network_settings()); null: none
+  // given, the selector's own network.
+  const util::NetworkSettings* network = nullptr;
 };
 
 // A kind it does not choose for (!selects_for) is a caller's bug: an internal error.
@@ -87,12 +91,16 @@ struct NetworkModel;  // coll/cost_model.h
 // The network the selector assumes between ranks that do not share memory: parameters under
 // which the cost model makes the choices measured on 2 and 4 ranks (docs/scaling.md).
 const NetworkModel& selector_network_model();
+// That network with the parts a job gave (WEFT_NET_*) replaced: what choose_algorithm() prices
+// on when SelectionInput::network is set.
+NetworkModel selector_network_model(const util::NetworkSettings& given);
 
 // The selector's choice without shared memory on `network`: the cost model's fastest among
-// the algorithms the selector allows (all_reduce: recursive doubling, Rabenseifner when the
-// group size is a power of two, ring; broadcast: binomial, scatter_allgather from 5 ranks;
-// all_gather: Bruck when every rank contributes the same size, ring); the default algorithm
-// for the other collectives. choose_algorithm() uses it with selector_network_model().
+// the algorithms the selector allows (all_reduce: recursive doubling, Rabenseifner, ring, at
+// any group size; broadcast: binomial, scatter_allgather from 5 ranks; all_gather: Bruck when
+// every rank contributes the same size, ring); the default algorithm
+// for the other collectives. choose_algorithm() uses it with selector_network_model(), or with
+// selector_network_model(*input.network) when the input carries the job's numbers.
 // Allocates nothing: a small call asks it.
 Algorithm choose_over_network(core::OpKind collective, int group_size, std::size_t bytes,
                               bool equal_blocks, const NetworkModel& network);

@@ -61,6 +61,7 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
   single_host_ =
       size() > 1 && layout_.hosts() == 1 && util::setting_choice("WEFT_TRANSPORT") != "tcp";
   algorithm_setting_ = util::setting_string("WEFT_ALGO");
+  network_settings_ = util::read_network_settings();
 }
 
 bool Communicator::spans_hosts_with_neighbours() const {

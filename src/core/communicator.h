@@ -22,6 +22,7 @@
 #include "core/progress_board.h"
 #include "core/world.h"
 #include "transport/request.h"
+#include "util/network_settings.h"
 #include "weft/buffer.h"
 
 namespace weft::core {
@@ -124,6 +125,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // WEFT_ALGO as it was when the group was made (read once: the environment is a linear scan,
   // a visible part of a small collective's cost).
   const std::string& algorithm_setting() const { return algorithm_setting_; }
+  // WEFT_NET_* as they were when the group was made: the network the selector prices its
+  // algorithms on (coll/selector.h).
+  const util::NetworkSettings& network_settings() const { return network_settings_; }
   const HostLayout& host_layout() const { return layout_; }
   // Whether hierarchical algorithms help: several hosts, one of them with several members, and
   // shared memory allowed.
@@ -271,6 +275,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<bool> troubled_{false};
   bool single_host_ = false;
   std::string algorithm_setting_;
+  util::NetworkSettings network_settings_;
   std::mutex window_mutex_;
   bool window_opened_ = false;                      // guarded by window_mutex_
   std::unique_ptr<LocalWindow> window_;             // guarded by window_mutex_

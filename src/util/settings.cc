@@ -1,8 +1,11 @@
 #include "util/settings.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "weft/error.h"
 
@@ -61,6 +64,16 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_ALGO", SettingType::kString, "", "",
        "Forces a collective algorithm by name (see docs/algorithms.md). Empty: the selector "
        "decides."},
+      {"WEFT_NET_ALPHA", SettingType::kString, "", "",
+       "Latency of one message between ranks that do not share memory, for the selector's cost "
+       "model (5us, 0.1ms, 2e-5). Empty: the selector's own (20us). Read when a group is made."},
+      {"WEFT_NET_BETA", SettingType::kString, "", "",
+       "Transfer time per byte between ranks that do not share memory, for the selector's cost "
+       "model, as a rate (10Gbit/s, 1.25GB/s) or seconds per byte (8e-10). Empty: the "
+       "selector's own (1.25GB/s). Read when a group is made."},
+      {"WEFT_NET_GAMMA", SettingType::kString, "", "",
+       "Reduction time per byte for the selector's cost model, as a rate (16GB/s) or seconds per "
+       "byte. Empty: the selector's own (16GB/s). Read when a group is made."},
       {"WEFT_SPIN_US", SettingType::kInt, "-1", "",
        "Microseconds a waiting thread spins before it sleeps. -1: adaptive (socket waits "
        "from 50 us within 10-400 us, same-host waits as docs/env.md says). 0 sleeps at once."},
@@ -144,6 +157,60 @@ std::chrono::milliseconds parse_duration(std::string_view text, std::string_view
                     "' is malformed: expected a non-negative duration like 30, 1.5s, 250ms, 2m");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(number * scale)));
+}
+
+namespace {
+
+// The number at the start of `text` (non-negative, finite) and the unit after it.
+std::pair<double, std::string> number_and_unit(std::string_view text, std::string_view what,
+                                               const char* expected) {
+  const std::string value(text);
+  char* end = nullptr;
+  errno = 0;
+  const double number = std::strtod(value.c_str(), &end);
+  if (value.empty() || end == value.c_str() || errno != 0 || !std::isfinite(number) ||
+      !(number >= 0) || std::isspace(static_cast<unsigned char>(value.front()))) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(what) + "='" + value + "' is malformed: expected " + expected);
+  }
+  return {number, std::string(end)};
+}
+
+}  // namespace
+
+double parse_seconds(std::string_view text, std::string_view what) {
+  constexpr const char* kExpected = "a time such as 5us, 0.1ms, 50ns or 2e-5 (seconds)";
+  auto [value, unit] = number_and_unit(text, what, kExpected);
+  if (unit.empty() || unit == "s") return value;
+  // Divisions: 10us is then exactly the double nearest 1e-5, as the same literal in C++ is.
+  if (unit == "ms") return value / 1e3;
+  if (unit == "us") return value / 1e6;
+  if (unit == "ns") return value / 1e9;
+  throw Error(ErrorCode::kInvalidArgument, std::string(what) + "='" + std::string(text) +
+                                               "' is malformed: expected " + kExpected);
+}
+
+double parse_seconds_per_byte(std::string_view text, std::string_view what) {
+  constexpr const char* kExpected =
+      "a rate such as 10GB/s, 100Gbit/s, 800MB/s, or seconds per byte such as 8e-10";
+  auto [value, unit] = number_and_unit(text, what, kExpected);
+  if (unit.empty()) return value;
+  double scale = 0;  // bytes per second of one unit
+  if (unit == "GB/s")
+    scale = 1e9;
+  else if (unit == "MB/s")
+    scale = 1e6;
+  else if (unit == "Gbit/s" || unit == "Gb/s")
+    scale = 1e9 / 8;
+  else if (unit == "Mbit/s" || unit == "Mb/s")
+    scale = 1e6 / 8;
+  const double bytes_per_second = value * scale;
+  if (!(bytes_per_second > 0) || !std::isfinite(1 / bytes_per_second)) {
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + "='" + std::string(text) +
+                                                 "' is malformed: expected " + kExpected +
+                                                 (scale > 0 ? ", above 0" : ""));
+  }
+  return 1 / bytes_per_second;
 }
 
 std::chrono::milliseconds setting_duration(std::string_view name) {

@@ -37,4 +37,13 @@ std::string setting_choice(std::string_view name);
 // Parses a duration in the syntax above; throws kInvalidArgument naming `what`.
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what);
 
+// The cost model's quantities, in weft-model's syntax (its --alpha, --beta and --gamma; the
+// WEFT_NET_* settings, util/network_settings.h). Both throw kInvalidArgument naming `what`
+// for anything else, and for negative or non-finite numbers.
+// A time in seconds: "5us", "0.1ms", "50ns", "2e-5" or "2e-5s" (a bare number is seconds).
+double parse_seconds(std::string_view text, std::string_view what);
+// Seconds per byte, from a rate ("10GB/s", "800MB/s", "100Gbit/s", "100Gb/s", "400Mbit/s",
+// decimal multiples) or a bare number of seconds per byte ("8e-10"). A rate must be above 0.
+double parse_seconds_per_byte(std::string_view text, std::string_view what);
+
 }  // namespace weft::util

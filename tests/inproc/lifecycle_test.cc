@@ -99,6 +99,32 @@ TEST(Lifecycle, SocketInterfaceIsHonoured) {
   EXPECT_NE(std::string(error.what()).find("no-such-if0"), std::string::npos) << error.what();
 }
 
+// A typo in the network's numbers fails init, before the rendezvous, not the first collective.
+TEST(Lifecycle, AMalformedNetworkSettingFailsInit) {
+  setenv("WEFT_NET_BETA", "10Gbps", 1);
+  Error error = error_of([] {
+    InitOptions options;
+    options.rank = 0;
+    options.world_size = 2;  // nobody else comes: reaching the rendezvous would time out
+    options.store = std::make_shared<MemoryStore>();
+    options.timeout = std::chrono::seconds(20);
+    init_process_group(options);
+  });
+  unsetenv("WEFT_NET_BETA");
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(error.what()).find("WEFT_NET_BETA='10Gbps' is malformed"),
+            std::string::npos)
+      << error.what();
+  // Well-formed numbers run, and the group carries them to the selector.
+  setenv("WEFT_NET_ALPHA", "1ms", 1);
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<float> data(100, 1.0f);
+    group.all_reduce(data);
+    EXPECT_EQ(data[0], 2.0f);
+  });
+  unsetenv("WEFT_NET_ALPHA");
+}
+
 TEST(Lifecycle, MissingBootstrapVariablesAreNamed) {
   unsetenv("MASTER_ADDR");
   unsetenv("WEFT_STORE_ADDR");

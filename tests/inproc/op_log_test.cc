@@ -2,6 +2,7 @@
 // op's start and end at TRACE.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -52,6 +53,37 @@ TEST(OpLog, AlgorithmOncePerSizeClassAndEveryOpAtTrace) {
   EXPECT_EQ(captured.count("runs ring"), 2);
   EXPECT_EQ(captured.count("start all_reduce seq"), 2 * 4);
   EXPECT_EQ(captured.count("done all_reduce seq 3 1048576 B float32 (ring)"), 2);
+}
+
+// End to end: the job's network numbers reach the selector, which takes Rabenseifner on 6
+// ranks where the model says so for them (48 KiB on 100 Gbit/s with 5 us messages: from 40 KB
+// to 67 KB, docs/scaling.md) and recursive doubling on its own numbers.
+TEST(OpLog, TheJobsNetworkNumbersChooseRabenseifnerOffAPowerOfTwo) {
+  setenv("WEFT_TRANSPORT", "tcp", 1);  // no shared memory: the selector prices the network
+  const auto run = [] {
+    testing::run_ranks(6, [](ProcessGroup& group) {
+      std::vector<float> data(12 << 10, 1.0f);  // 48 KiB
+      group.all_reduce(data);
+      EXPECT_EQ(data.front(), 6.0f);
+      EXPECT_EQ(data.back(), 6.0f);
+    });
+  };
+  {
+    CapturedLines captured;
+    run();
+    EXPECT_EQ(captured.count("all_reduce up to 64 KiB runs recursive_doubling"), 1);
+  }
+  setenv("WEFT_NET_ALPHA", "5us", 1);
+  setenv("WEFT_NET_BETA", "100Gbit/s", 1);
+  setenv("WEFT_NET_GAMMA", "6GB/s", 1);
+  {
+    CapturedLines captured;
+    run();
+    EXPECT_EQ(captured.count("all_reduce up to 64 KiB runs rabenseifner"), 1);
+  }
+  for (const char* name : {"WEFT_NET_ALPHA", "WEFT_NET_BETA", "WEFT_NET_GAMMA", "WEFT_TRANSPORT"}) {
+    unsetenv(name);
+  }
 }
 
 }  // namespace

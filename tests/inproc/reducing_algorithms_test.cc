@@ -9,6 +9,7 @@
 // run inside one set of ranks, one CollectiveCall each, to keep the file fast.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -309,6 +310,29 @@ TEST(ReducingAlgorithms, EveryWorldSizeAndCount) {
         check_every_algorithm(group, {DType::kFloat32, ReduceOp::kSum, count, ++seed});
         check_every_algorithm(group, {DType::kInt32, ReduceOp::kSum, count, ++seed});
         check_every_algorithm(group, {DType::kBFloat16, ReduceOp::kMax, count, ++seed});
+      }
+    });
+  }
+}
+
+// Rabenseifner off powers of two (the first p - q ranks fold in and out, q the largest power of
+// two below p, and the data splits into q blocks): every dtype and op, at counts of zero, below
+// the world size and below q (empty blocks), around both, and not divisible by either.
+TEST(ReducingAlgorithms, RabenseifnerOffPowersOfTwo) {
+  const AllReduceAlgorithm& rabenseifner = kAllReduces[2];
+  ASSERT_STREQ(rabenseifner.name, "rabenseifner");
+  for (int size : {3, 5, 6, 7}) {
+    run_ranks_leaving_in_turn(size, [&](ProcessGroup& group) {
+      const std::size_t p = static_cast<std::size_t>(group.size());
+      const std::size_t q = std::bit_floor(p);
+      int seed = 600;
+      for (DType dtype : testing::all_dtypes()) {
+        for (ReduceOp::Kind op : ops_for(dtype)) {
+          for (std::size_t count : {std::size_t{0}, std::size_t{1}, q - 1, p - 1, p, p + 1,
+                                    2 * p + 3, std::size_t{1023}}) {
+            check_all_reduce(group, rabenseifner, {dtype, op, count, ++seed});
+          }
+        }
       }
     });
   }

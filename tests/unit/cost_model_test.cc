@@ -203,6 +203,33 @@ TEST(CostModel, TheSelectorsNetworkKeepsTheFourRankChoices) {
   EXPECT_EQ(choose_over_network(OpKind::kAllGather, 4, 256 << 10, false, net), kRing);
 }
 
+// Off powers of two the selector may choose Rabenseifner (fold, halving and doubling on q ranks,
+// unfold) when the model says so: 64 KiB on 12 ranks, by a plain computation of the three
+// candidates on the selector's network (one segment per message).
+TEST(CostModel, OffPowersOfTwoTheSelectorTakesRabenseifnerWhereTheModelSaysSo) {
+  const NetworkModel& net = selector_network_model();
+  const double a = net.alpha_s, b = net.beta_s_per_byte, g = net.gamma_s_per_byte;
+  const double n = 64 << 10;
+  const double p = 12, q = 8, lg_q = 3;
+  const double rd = (lg_q + 2) * (a + n * b) + (lg_q + 1) * n * g;
+  const double rab =
+      2 * lg_q * a + 2 * (q - 1) / q * n * b + (q - 1) / q * n * g + 2 * (a + n * b) + n * g;
+  const double ring = 2 * (p - 1) * a + (p - 1) * (n / p) * b + (p - 1) * (n / p) * (b + g);
+  EXPECT_DOUBLE_EQ(predicted_seconds(OpKind::kAllReduce, kRabenseifner, 12, 64 << 10, net), rab);
+  EXPECT_DOUBLE_EQ(predicted_seconds(OpKind::kAllReduce, kRecursiveDoubling, 12, 64 << 10, net),
+                   rd);
+  EXPECT_DOUBLE_EQ(predicted_seconds(OpKind::kAllReduce, kRing, 12, 64 << 10, net), ring);
+  ASSERT_LT(rab, rd);
+  ASSERT_LT(rab, ring);
+  EXPECT_EQ(choose_over_network(OpKind::kAllReduce, 12, 64 << 10, true, net), kRabenseifner);
+  // And where the fold costs more than halving saves, it does not: 1 MiB on 3 to 7 ranks.
+  for (int ranks : {3, 5, 6, 7}) {
+    EXPECT_EQ(choose_over_network(OpKind::kAllReduce, ranks, kMiB, true, net), kRing) << ranks;
+  }
+  // 1000 ranks, 1 MiB: the case docs/scaling.md gave as what the selector could not do.
+  EXPECT_EQ(choose_over_network(OpKind::kAllReduce, 1000, kMiB, true, net), kRabenseifner);
+}
+
 // weft-model --csv against the model, when ctest names the binary (tests/unit/CMakeLists.txt).
 TEST(CostModelCli, WeftModelPrintsTheModelsTimesAndChoices) {
   const char* binary = std::getenv("WEFT_MODEL_BINARY");

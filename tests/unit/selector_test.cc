@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/cost_model.h"
 #include "support/errors.h"
 #include "weft/error.h"
 
@@ -117,6 +118,67 @@ TEST(Selector, WeftAlgoCanAskForSharedMemory) {
             std::string::npos)
       << error.message();
   unsetenv("WEFT_ALGO");
+}
+
+// The job's numbers (WEFT_NET_*, as a group carries them) replace the selector's own part by
+// part, and the selector then picks what the cost model says for those numbers.
+TEST(Selector, TheJobsNetworkNumbersDriveTheChoice) {
+  const NetworkModel& own = selector_network_model();
+  util::NetworkSettings given;
+  given.alpha_s = 1e-3;  // a very slow network's latency
+  const NetworkModel slow = selector_network_model(given);
+  EXPECT_EQ(slow.alpha_s, 1e-3);
+  EXPECT_EQ(slow.beta_s_per_byte, own.beta_s_per_byte);
+  EXPECT_EQ(slow.gamma_s_per_byte, own.gamma_s_per_byte);
+
+  // 256 KiB on 4 ranks: Rabenseifner (4 messages) on the selector's network; with 1 ms
+  // messages recursive doubling (2 messages of the whole buffer) wins, as a plain computation
+  // of the two formulas says.
+  const double n = 256 << 10, beta = own.beta_s_per_byte, gamma = own.gamma_s_per_byte;
+  const double rd = 2 * (1e-3 + n * beta) + 2 * n * gamma;
+  const double rab = 4 * 1e-3 + 2 * 0.75 * n * beta + 0.75 * n * gamma;
+  ASSERT_LT(rd, rab);
+  SelectionInput in = input(OpKind::kAllReduce, 256 << 10, 4);
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRabenseifner);
+  in.network = &given;
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRecursiveDoubling);
+  // None given: the selector's own numbers.
+  const util::NetworkSettings none;
+  in.network = &none;
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRabenseifner);
+
+  // Over a grid of networks, groups and sizes the selector's choice is the model's fastest of
+  // the candidates it allows, on the given numbers, and it falls back without shared memory
+  // on the same numbers.
+  for (double alpha : {1e-6, 1e-5, 1e-3}) {
+    for (double gbit : {1.0, 10.0, 100.0}) {
+      util::NetworkSettings job;
+      job.alpha_s = alpha;
+      job.beta_s_per_byte = 8 / (gbit * 1e9);
+      job.gamma_s_per_byte = 1 / 6e9;
+      const NetworkModel network{alpha, 8 / (gbit * 1e9), 1 / 6e9};
+      for (int p : {2, 3, 4, 6, 8, 64, 1000}) {
+        for (std::size_t bytes :
+             {std::size_t{8}, std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{64} << 20}) {
+          for (OpKind c : {OpKind::kAllReduce, OpKind::kBroadcast, OpKind::kAllGather}) {
+            SelectionInput job_input = input(c, bytes, p);
+            job_input.network = &job;
+            const Algorithm expected = choose_over_network(c, p, bytes, true, network);
+            EXPECT_EQ(choose_algorithm(job_input), expected)
+                << name_of(c) << " p=" << p << " bytes=" << bytes << " alpha=" << alpha;
+            job_input.single_host = true;
+            EXPECT_EQ(choose_without_shared_memory(job_input), expected);
+          }
+          // all_reduce's candidates are all of the model's but naive.
+          const Algorithm candidates[] = {Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
+                                          Algorithm::kRing};
+          EXPECT_EQ(choose_over_network(OpKind::kAllReduce, p, bytes, true, network),
+                    fastest_of(OpKind::kAllReduce, candidates, p, bytes, network))
+              << "p=" << p << " bytes=" << bytes;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "support/errors.h"
+#include "util/network_settings.h"
 #include "weft/error.h"
 
 namespace weft {
@@ -55,6 +56,82 @@ TEST(Settings, AMalformedValueIsAnErrorNamingTheVariable) {
   EXPECT_THROW(util::setting_int("WEFT_SPIN_US"), Error);
   ScopedEnv transport("WEFT_TRANSPORT", "carrier-pigeon");
   EXPECT_THROW(util::setting_choice("WEFT_TRANSPORT"), Error);
+}
+
+// weft-model's syntax for the cost model's quantities.
+TEST(Settings, TimesAndRatesTakeUnits) {
+  EXPECT_EQ(util::parse_seconds("10us", "x"), 1e-5);
+  EXPECT_EQ(util::parse_seconds("0.1ms", "x"), 0.1 / 1e3);
+  EXPECT_EQ(util::parse_seconds("50ns", "x"), 50 / 1e9);
+  EXPECT_EQ(util::parse_seconds("2e-5", "x"), 2e-5);
+  EXPECT_EQ(util::parse_seconds("2e-5s", "x"), 2e-5);
+  EXPECT_EQ(util::parse_seconds("0", "x"), 0.0);
+  EXPECT_DOUBLE_EQ(util::parse_seconds_per_byte("10Gbit/s", "x"), 8 / 10e9);
+  EXPECT_DOUBLE_EQ(util::parse_seconds_per_byte("100Gb/s", "x"), 8 / 100e9);
+  EXPECT_DOUBLE_EQ(util::parse_seconds_per_byte("1.25GB/s", "x"), 1 / 1.25e9);
+  EXPECT_DOUBLE_EQ(util::parse_seconds_per_byte("800MB/s", "x"), 1 / 800e6);
+  EXPECT_DOUBLE_EQ(util::parse_seconds_per_byte("400Mbit/s", "x"), 8 / 400e6);
+  EXPECT_EQ(util::parse_seconds_per_byte("8e-10", "x"), 8e-10);
+  for (const char* bad : {"", "fast", "10 us", " 10us", "10usec", "-1us", "inf", "nan", "1e999"}) {
+    Error error = error_of([&] { util::parse_seconds(bad, "WHAT"); });
+    EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(error.message().find("WHAT='" + std::string(bad) + "' is malformed"),
+              std::string::npos)
+        << error.message();
+  }
+  for (const char* bad : {"", "10GiB/s", "10G", "0GB/s", "-1GB/s", "10 GB/s", "1e-320GB/s"}) {
+    Error error = error_of([&] { util::parse_seconds_per_byte(bad, "WHAT"); });
+    EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(error.message().find("WHAT='" + std::string(bad) + "' is malformed"),
+              std::string::npos)
+        << error.message();
+  }
+}
+
+TEST(Settings, TheNetworkIsWhatWeftNetSays) {
+  for (const char* name : {"WEFT_NET_ALPHA", "WEFT_NET_BETA", "WEFT_NET_GAMMA"}) unsetenv(name);
+  EXPECT_FALSE(util::read_network_settings().any());
+  EXPECT_EQ(util::describe(util::read_network_settings()), "");
+  {
+    ScopedEnv alpha("WEFT_NET_ALPHA", "5us");
+    util::NetworkSettings given = util::read_network_settings();
+    EXPECT_EQ(given.alpha_s, 5e-6);
+    EXPECT_FALSE(given.beta_s_per_byte);
+    EXPECT_FALSE(given.gamma_s_per_byte);
+    ScopedEnv beta("WEFT_NET_BETA", "100Gbit/s");
+    ScopedEnv gamma("WEFT_NET_GAMMA", "8GB/s");
+    given = util::read_network_settings();
+    EXPECT_DOUBLE_EQ(*given.beta_s_per_byte, 8 / 100e9);
+    EXPECT_DOUBLE_EQ(*given.gamma_s_per_byte, 1 / 8e9);
+    EXPECT_EQ(util::describe(given),
+              "alpha 5 us, beta 0.08 ns/B (12.5 GB/s), gamma 0.125 ns/B (8 GB/s)");
+  }
+  EXPECT_FALSE(util::read_network_settings().any());
+}
+
+// A malformed value, and one no network has (most likely a unit left out), name the variable.
+TEST(Settings, AWrongNetworkNumberIsAnErrorNamingTheVariable) {
+  const struct {
+    const char* name;
+    const char* value;
+    const char* message;
+  } cases[] = {
+      {"WEFT_NET_ALPHA", "10usec", "WEFT_NET_ALPHA='10usec' is malformed: expected a time"},
+      {"WEFT_NET_ALPHA", "10",
+       "WEFT_NET_ALPHA='10' reads as 10 s per message, beyond any network: give a unit, e.g. "
+       "10us"},
+      {"WEFT_NET_BETA", "10Gbps", "WEFT_NET_BETA='10Gbps' is malformed: expected a rate"},
+      {"WEFT_NET_BETA", "10", "WEFT_NET_BETA='10' reads as 10 s per byte, beyond any network"},
+      {"WEFT_NET_BETA", "100kB/s", "WEFT_NET_BETA='100kB/s' is malformed"},
+      {"WEFT_NET_GAMMA", "0.5MB/s", "WEFT_NET_GAMMA='0.5MB/s' reads as 2e-06 s per byte"},
+      {"WEFT_NET_GAMMA", "0GB/s", "WEFT_NET_GAMMA='0GB/s' is malformed"},
+  };
+  for (const auto& c : cases) {
+    ScopedEnv variable(c.name, c.value);
+    Error error = error_of([] { util::read_network_settings(); });
+    EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument) << c.value;
+    EXPECT_NE(error.message().find(c.message), std::string::npos) << error.message();
+  }
 }
 
 TEST(Settings, AnUndeclaredNameIsABug) {

@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "coll/selector.h"
 #include "measure.h"
 #include "model_plot.h"
 #include "quantities.h"
 #include "report.h"
+#include "util/network_settings.h"
 
 namespace {
 
@@ -60,10 +62,12 @@ struct Flags {
   std::string plot;
 };
 
-// The network: the selector's own unless measured; each given flag overrides its part.
+// The network: the selector's own (with the parts WEFT_NET_* give, as a job's selector would
+// price them) unless measured; each given flag overrides its part.
 weft::coll::NetworkModel network_of(const Flags& flags) {
   weft::coll::NetworkModel network =
-      flags.measure ? weft_model::measure_here() : weft::coll::selector_network_model();
+      flags.measure ? weft_model::measure_here()
+                    : weft::coll::selector_network_model(weft::util::read_network_settings());
   if (!flags.alpha.empty()) network.alpha_s = weft_model::parse_seconds("--alpha", flags.alpha);
   if (!flags.beta.empty()) {
     network.beta_s_per_byte = weft_model::parse_seconds_per_byte("--beta", flags.beta);
@@ -81,9 +85,12 @@ int main(int argc, char** argv) {
   CLI::App app("weft-model: predicted collective times from a cost model (docs/scaling.md)",
                "weft-model");
   app.add_option("--alpha", flags.alpha,
-                 "latency per message: 5us, 2e-5 (default: the selector's)");
-  app.add_option("--beta", flags.beta, "transfer per byte: 10GB/s, 100Gbit/s or seconds per byte");
-  app.add_option("--gamma", flags.gamma, "reduction per byte: 20GB/s or seconds per byte");
+                 "latency per message: 5us, 2e-5 (default: the selector's, or WEFT_NET_ALPHA)");
+  app.add_option(
+      "--beta", flags.beta,
+      "transfer per byte: 10GB/s, 100Gbit/s or seconds per byte (default: WEFT_NET_BETA)");
+  app.add_option("--gamma", flags.gamma,
+                 "reduction per byte: 20GB/s or seconds per byte (default: WEFT_NET_GAMMA)");
   app.add_flag("--measure", flags.measure,
                "measure alpha and beta (TCP ping-pong on loopback) and gamma (reduce kernel) here");
   app.add_option("--collective", flags.collectives, "comma-separated collectives, or all")

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "util/settings.h"
+
 namespace weft_model {
 namespace {
 
@@ -30,35 +32,13 @@ std::pair<double, std::string> number_and_unit(const std::string& flag, const st
 
 }  // namespace
 
+// The library's parsers (util/settings.h): the WEFT_NET_* settings read the same syntax.
 double parse_seconds(const std::string& flag, const std::string& text) {
-  constexpr const char* kExpected = "a time such as 5us, 20e-6 or 0.1ms";
-  auto [value, unit] = number_and_unit(flag, text, kExpected);
-  if (unit.empty() || unit == "s") return value;
-  // Divisions: 10us is then exactly the double nearest 1e-5, as the same literal in C++ is.
-  if (unit == "ms") return value / 1e3;
-  if (unit == "us") return value / 1e6;
-  if (unit == "ns") return value / 1e9;
-  unreadable(flag, text, kExpected);
+  return weft::util::parse_seconds(text, flag);
 }
 
 double parse_seconds_per_byte(const std::string& flag, const std::string& text) {
-  constexpr const char* kExpected =
-      "a rate such as 10GB/s, 100Gbit/s, 800MB/s, or seconds per byte such as 1e-10";
-  auto [value, unit] = number_and_unit(flag, text, kExpected);
-  if (unit.empty()) return value;
-  double bytes_per_second = 0;
-  if (unit == "GB/s")
-    bytes_per_second = value * 1e9;
-  else if (unit == "MB/s")
-    bytes_per_second = value * 1e6;
-  else if (unit == "Gbit/s" || unit == "Gb/s")
-    bytes_per_second = value * 1e9 / 8;
-  else if (unit == "Mbit/s" || unit == "Mb/s")
-    bytes_per_second = value * 1e6 / 8;
-  else
-    unreadable(flag, text, kExpected);
-  if (bytes_per_second <= 0) unreadable(flag, text, kExpected);
-  return 1 / bytes_per_second;
+  return weft::util::parse_seconds_per_byte(text, flag);
 }
 
 std::size_t parse_size(const std::string& flag, const std::string& text) {

@@ -1,7 +1,8 @@
 // The quantities weft-model reads on its command line: times ("5us", "2e-5", "1.5ms"), rates
 // per byte ("10GB/s", "1.25Gbit/s", or seconds per byte as a plain number "8e-10"), sizes
 // ("64K", "1M", binary multiples) and comma-separated lists of sizes and rank counts.
-// Each parser throws std::invalid_argument naming the flag and the text it could not read.
+// Each parser throws std::invalid_argument (weft::Error for times and rates, which the
+// library's WEFT_NET_* settings parse alike) naming the flag and the text it could not read.
 #pragma once
 
 #include <cstddef>

@@ -34,7 +34,11 @@ void hierarchical_all_gather(CollectiveCall& call, const void* input, void* outp
                              [&](std::size_t b) { return b == host_bytes[0]; });
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{core::OpKind::kAllGather, total, groups.leaders->size(), equal});
+        SelectionInput{.collective = core::OpKind::kAllGather,
+                       .bytes = total,
+                       .group_size = groups.leaders->size(),
+                       .equal_blocks = equal,
+                       .network = &call.communicator().network_settings()});
     run_all_gather(algorithm, across, by_host.data() + host_offsets[my_host], by_host.data(),
                    host_bytes);
   }

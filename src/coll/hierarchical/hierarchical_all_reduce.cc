@@ -13,7 +13,10 @@ void hierarchical_all_reduce(CollectiveCall& call, void* data, std::size_t count
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{core::OpKind::kAllReduce, bytes, groups.leaders->size()});
+        SelectionInput{.collective = core::OpKind::kAllReduce,
+                       .bytes = bytes,
+                       .group_size = groups.leaders->size(),
+                       .network = &call.communicator().network_settings()});
     run_all_reduce(algorithm, across, data, count, dtype, op);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);

@@ -21,7 +21,10 @@ void hierarchical_broadcast(CollectiveCall& call, void* data, std::size_t bytes,
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{core::OpKind::kBroadcast, bytes, groups.leaders->size()});
+        SelectionInput{.collective = core::OpKind::kBroadcast,
+                       .bytes = bytes,
+                       .group_size = groups.leaders->size(),
+                       .network = &call.communicator().network_settings()});
     run_broadcast(algorithm, across, data, bytes, root_host);  // leaders rank by host
   }
   if (!on_root_host) {

@@ -28,7 +28,10 @@ void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DT
   if (leader) {
     CollectiveCall across = call.on(*groups.leaders);
     Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{core::OpKind::kReduce, bytes, groups.leaders->size()});
+        SelectionInput{.collective = core::OpKind::kReduce,
+                       .bytes = bytes,
+                       .group_size = groups.leaders->size(),
+                       .network = &call.communicator().network_settings()});
     run_reduce(algorithm, across, partial, count, dtype, op, root_host);
   }
   if (layout.host_of[call.rank()] != root_host) return;
