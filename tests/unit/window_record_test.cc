@@ -2,7 +2,7 @@
 // write (docs/RELIABILITY.md, "The shared-memory window"): what the checks accept (everything an
 // honest member publishes) and what they reject, naming the field, the value and the limit.
 // End to end (a member publishing a broken header fails every member): ShmBuggyMember.* in
-// tests/inproc/shared_memory_collectives_test.cc.
+// tests/inproc/shm_buggy_member_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
