@@ -1,5 +1,5 @@
 // A member of a same-host group that publishes, in its part of the group's shared-memory window,
-// a value no weft rank writes (docs/RELIABILITY.md, "The shared-memory window"): every other
+// a value no weft rank writes (docs/RELIABILITY.md, the shared-memory window's table): every other
 // member fails the collective with a peer_failure naming it, the field, the value and the
 // limit, and the member itself learns of it from the poisoned window, instead of members
 // looping through 2^62 rounds, reading a null address or leaving an output half written.

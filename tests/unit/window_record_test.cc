@@ -1,7 +1,7 @@
 // Values a member reads from the parts of a group's shared-memory window that other members
-// write (docs/RELIABILITY.md, "The shared-memory window"): what the checks accept (everything an
-// honest member publishes) and what they reject, naming the field, the value and the limit.
-// End to end (a member publishing a broken header fails every member): ShmBuggyMember.* in
+// write (docs/RELIABILITY.md, the shared-memory window's table): what the checks accept (everything
+// an honest member publishes) and what they reject, naming the field, the value and the limit. End
+// to end (a member publishing a broken header fails every member): ShmBuggyMember.* in
 // tests/inproc/shm_buggy_member_test.cc.
 #include <gtest/gtest.h>
 
