@@ -4,7 +4,7 @@
 // then poisoned and the group fails naming the member, the field, the value and the limit).
 //
 // The rest of what a member reads from another is safe by construction (docs/RELIABILITY.md,
-// "The shared-memory window"): round words and stamps are only compared, stamps are compared
+// the shared-memory window's table): round words and stamps are only compared, stamps are compared
 // with this member's own before any slot is read, and every length, offset and index a member
 // copies with comes from its own call and the window's layout, never from another member.
 #pragma once
