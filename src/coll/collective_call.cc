@@ -182,4 +182,9 @@ void CollectiveCall::read_member_memory(int rank, uint64_t address, void* local,
   }
 }
 
+void CollectiveCall::fail_member_record(int rank, const char* what,
+                                        const transport::RecordFault& fault) {
+  comm_.fail_window_record(*window(), rank, what, fault.to_string(), window_info(rank));
+}
+
 }  // namespace weft::coll

@@ -15,6 +15,7 @@
 
 #include "core/communicator.h"
 #include "core/op_signature.h"
+#include "transport/shm/record_fault.h"
 #include "util/deadline.h"
 
 namespace weft::coll {
@@ -107,6 +108,11 @@ class CollectiveCall {
   // round, to `local`. The member must keep that memory unchanged until a later round. Throws
   // kSystem naming the member when the kernel refuses.
   void read_member_memory(int rank, uint64_t address, void* local, std::size_t bytes);
+  // Fails the call because member `rank` published `what` (e.g. "an all_to_all header") that
+  // no weft rank writes, as `fault` says: poisons the window, so that every member fails too,
+  // fails the group's collectives, and throws kPeerFailure naming the member.
+  [[noreturn]] void fail_member_record(int rank, const char* what,
+                                       const transport::RecordFault& fault);
 
   // --- eager rounds (core/local_window.h): a rooted call of at most eager_bytes() in which
   // the writers do not wait for the readers ---

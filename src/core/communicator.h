@@ -118,6 +118,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // A collective failed here: fail the group's pending collectives on every rank, with this
   // cause, so that nobody waits for a partner that has given up.
   void fail_collectives(std::shared_ptr<const Error> cause);
+  // `member` published `record` (e.g. "an all_to_all header") in its part of the window as no
+  // weft rank writes it (`fault`: the field, the value and the limit): poisons the window,
+  // fails the group's collectives and throws kPeerFailure naming the member (group and global
+  // rank).
+  [[noreturn]] void fail_window_record(LocalWindow& window, int member, const char* record,
+                                       const std::string& fault, const OpInfo& info);
 
   // Whether every member runs on this host (host identities from the rendezvous) and shared
   // memory is allowed (WEFT_TRANSPORT is not tcp): same-host algorithms may then be chosen.

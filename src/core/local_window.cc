@@ -8,6 +8,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "core/window_records.h"
 #include "transport/shm/cross_memory.h"
 #include "util/futex.h"
 #include "util/log.h"
@@ -290,8 +291,13 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
         segment =
             transport::SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd), total);
         const Header& header = *static_cast<const Header*>(segment.base());
-        if (header.magic != kMagic || header.members != static_cast<uint32_t>(options.members) ||
-            nonce != std::string(header.nonce, strnlen(header.nonce, sizeof header.nonce))) {
+        if (transport::RecordFault fault = check_window_header(
+                header.magic, kMagic, header.members, static_cast<uint32_t>(options.members),
+                header.slot_bytes, slot_bytes)) {
+          throw Error(ErrorCode::kInternal,
+                      "the segment does not describe this group: " + fault.to_string());
+        }
+        if (nonce != std::string(header.nonce, strnlen(header.nonce, sizeof header.nonce))) {
           throw Error(ErrorCode::kInternal, "the segment does not describe this group");
         }
       } catch (const Error& e) {
@@ -333,7 +339,17 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   // Everyone has mapped it: the owner's descriptor has done its job.
   window->segment_.close_fd();
   for (int m = 0; m < options.members; ++m) {
-    window->watches_.emplace_back(m == options.rank ? 0 : window->control(m).pid);
+    const int32_t pid = window->control(m).pid;  // read once: what is checked is what is watched
+    if (transport::RecordFault fault = check_member_pid(pid); fault && m != options.rank) {
+      std::string text = "rank " + std::to_string(m) +
+                         " published a control block in the group's shared-memory window that "
+                         "no weft rank writes: " +
+                         fault.to_string();
+      window->poison(ErrorCode::kPeerFailure, text);
+      throw Error(ErrorCode::kPeerFailure, text);
+    }
+    window->watches_.emplace_back(m == options.rank ? 0 : pid);
+    window->pids_.push_back(pid);
   }
   window->choose_spin();
   window->choose_publishing();
@@ -468,7 +484,7 @@ bool LocalWindow::wait_for(int member, std::atomic<uint32_t>& word, uint32_t rou
     uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
     if (poisoned) {
       result->outcome = WaitOutcome::kPoisoned;
-      result->members = {static_cast<int>(poisoned & ~kPoisonBeingWritten) - 1};
+      result->members = {poisoner_of(poisoned, kPoisonBeingWritten, members_)};
       return false;
     }
     if (interrupted && interrupted()) {
@@ -506,7 +522,7 @@ bool LocalWindow::can_read_members() {
       if (m == rank_) continue;
       const Control& theirs = control(m);
       int error =
-          transport::probe_process_memory(theirs.pid, theirs.probe_address, theirs.probe_word);
+          transport::probe_process_memory(pids_[m], theirs.probe_address, theirs.probe_word);
       if (error != 0) {
         all = false;
         util::log_info(util::Subsys::kShm, [&] {
@@ -521,7 +537,7 @@ bool LocalWindow::can_read_members() {
 }
 
 int LocalWindow::read_member(int member, uint64_t address, void* local, std::size_t bytes) const {
-  return transport::read_process_memory(control(member).pid, address, local, bytes);
+  return transport::read_process_memory(pids_[member], address, local, bytes);
 }
 
 bool LocalWindow::stamps_may_differ() const {
@@ -638,7 +654,7 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
   // elsewhere reaches it here.
   if (uint32_t poisoned = header().poisoned.load(std::memory_order_acquire)) {
     result.outcome = WaitOutcome::kPoisoned;
-    result.members = {static_cast<int>(poisoned & ~kPoisonBeingWritten) - 1};
+    result.members = {poisoner_of(poisoned, kPoisonBeingWritten, members_)};
     return result;
   }
   if (call > kEagerDepth && reached(reused, eager_checked_ + 1)) {

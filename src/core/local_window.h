@@ -271,7 +271,8 @@ class LocalWindow {
   std::size_t controls_offset_;
   std::size_t slots_offset_;
   std::vector<transport::ProcessWatch> watches_;
-  uint32_t round_ = 0;  // the last round every member reached
+  std::vector<int32_t> pids_;  // by member, as checked at open (single-copy reads go there)
+  uint32_t round_ = 0;         // the last round every member reached
   // A small round's data until I arrive: written into my arrival line together with the stamp
   // and the round word, not earlier, so that a member polling that line takes it from me once
   // per round, not twice (a line transfer is most of a small round's cost).

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/communicator.h"
+#include "util/log.h"
 #include "util/settings.h"
 
 namespace weft::core {
@@ -35,6 +36,10 @@ LocalWindow* Communicator::local_window(const OpInfo& info,
     window_ = LocalWindow::open(options);
   } catch (const Error& error) {
     if (error.code() == ErrorCode::kTimeout) fail_window_setup(options, info, error);
+    // A member's control block failed its checks (the window is poisoned): this call's context.
+    if (error.code() == ErrorCode::kPeerFailure) {
+      throw Error(ErrorCode::kPeerFailure, error.message(), context_for(info));
+    }
     throw;
   }
   open_window_.store(window_.get(), std::memory_order_release);
@@ -156,7 +161,8 @@ void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& resul
       error = std::make_shared<const Error>(
           code == ErrorCode::kMismatch || code == ErrorCode::kPeerFailure ? code
                                                                           : ErrorCode::kAborted,
-          "rank " + member_list(result.members) + " gave up this collective: " + reason,
+          (result.members.front() >= 0 ? "rank " + member_list(result.members) : "a member") +
+              " gave up this collective: " + reason,
           context_for(info));
       break;
     }
@@ -237,6 +243,20 @@ void Communicator::fail_window_setup(const LocalWindowOptions& options, const Op
   if (missing.size() == 1) with_peer.peer = missing.front();
   throw Error(ErrorCode::kTimeout, text + describe_stall(info.name, info.seq, seen),
               context_for(with_peer));
+}
+
+void Communicator::fail_window_record(LocalWindow& window, int member, const char* record,
+                                      const std::string& fault, const OpInfo& info) {
+  OpInfo with_peer = info;
+  with_peer.peer = member;
+  std::string text = "rank " + std::to_string(member) + " (global rank " +
+                     std::to_string(world_rank_of(member)) + ") published " + record +
+                     " in the group's shared-memory window that no weft rank writes: " + fault;
+  util::log_error(util::Subsys::kShm, [&] { return text; });
+  auto error = std::make_shared<const Error>(ErrorCode::kPeerFailure, std::move(text),
+                                             context_for(with_peer));
+  fail_window(window, error);
+  throw *error;
 }
 
 void Communicator::fail_window(LocalWindow& window, std::shared_ptr<const Error> error) {

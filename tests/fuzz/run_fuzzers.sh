@@ -5,15 +5,15 @@
 # reproducer's path: `<target> <reproducer>` replays it.
 #
 # Usage: tests/fuzz/run_fuzzers.sh [BUILD_DIR]      (default: <repo>/build-fuzz)
-#   WEFT_FUZZ_SECONDS   seconds per target (default 20); 600 for a longer hunt
-#   WEFT_FUZZ_TARGETS   which targets (default: all four)
+#   WEFT_FUZZ_SECONDS   seconds per target (default 16); 600 for a longer hunt
+#   WEFT_FUZZ_TARGETS   which targets (default: all five)
 # Exit 77 when clang or libFuzzer is missing (ctest reports the test as skipped).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="${1:-$repo/build-fuzz}"
-seconds="${WEFT_FUZZ_SECONDS:-20}"
-targets="${WEFT_FUZZ_TARGETS:-fuzz_store_protocol fuzz_handshake fuzz_frame_header fuzz_shm_record}"
+seconds="${WEFT_FUZZ_SECONDS:-16}"
+targets="${WEFT_FUZZ_TARGETS:-fuzz_store_protocol fuzz_handshake fuzz_frame_header fuzz_shm_record fuzz_window_record}"
 
 skip() {
   echo "run_fuzzers.sh: SKIPPED: $1 (scripts/install-deps.sh tests installs clang and libFuzzer)"

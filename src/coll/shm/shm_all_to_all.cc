@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "coll/member_list.h"
+#include "coll/shm/all_to_all_header.h"
 #include "coll/shm/shm_collectives.h"
 #include "util/stream_copy.h"
 #include "weft/error.h"
@@ -19,31 +20,6 @@ namespace {
 std::size_t read_directly_from(CollectiveCall& call) {
   return call.members_outnumber_cores() ? 512 * 1024 : 64 * 1024;
 }
-
-// What every member publishes at the start of its round-0 slot: its largest send, whether it
-// can take part in direct reads and whether its round 0 carries data, then per member the bytes
-// it sends there and their address in its memory, and the bytes it expects from there (so that
-// every member, not only the receiver, sees a disagreement).
-struct Header {
-  explicit Header(int p) : p(static_cast<std::size_t>(p)) {}
-  static constexpr uint64_t kCanReadDirectly = 1;
-  static constexpr uint64_t kNoDataInRoundZero = 2;
-  std::size_t p;
-  std::size_t bytes() const { return (8 * (2 + 3 * p) + 63) / 64 * 64; }
-  static uint64_t word(const uint8_t* slot, std::size_t index) {
-    uint64_t value;
-    std::memcpy(&value, slot + 8 * index, 8);
-    return value;
-  }
-  static void set_word(uint8_t* slot, std::size_t index, uint64_t value) {
-    std::memcpy(slot + 8 * index, &value, 8);
-  }
-  uint64_t largest(const uint8_t* slot) const { return word(slot, 0); }
-  uint64_t flags(const uint8_t* slot) const { return word(slot, 1); }
-  uint64_t sends_to(const uint8_t* slot, int d) const { return word(slot, 2 + d); }
-  uint64_t address_for(const uint8_t* slot, int d) const { return word(slot, 2 + p + d); }
-  uint64_t expects_from(const uint8_t* slot, int s) const { return word(slot, 2 + 2 * p + s); }
-};
 
 // Whether two byte ranges share a byte.
 bool overlap(const uint8_t* a, std::size_t a_bytes, const uint8_t* b, std::size_t b_bytes) {
@@ -68,7 +44,7 @@ struct Agreement {
 
 // Throws, on every member alike, when a member sends another one a different number of bytes
 // than that one expects.
-void check_split_sizes(CollectiveCall& call, const Header& header) {
+void check_split_sizes(CollectiveCall& call, const AllToAllHeader& header) {
   for (int d = 0; d < call.size(); ++d) {
     for (int s = 0; s < call.size(); ++s) {
       uint64_t sent = header.sends_to(call.member_slot(s), d);
@@ -83,17 +59,23 @@ void check_split_sizes(CollectiveCall& call, const Header& header) {
   }
 }
 
-// Reads every member's header.
-Agreement agree(CollectiveCall& call, const Header& header, std::size_t read_directly_from) {
-  check_split_sizes(call, header);
+// Reads every member's header: first whether each is one a weft rank could have written (a
+// broken one fails the call naming that member, which poisons the window), then whether the
+// split sizes agree (a mismatch between the callers).
+Agreement agree(CollectiveCall& call, const AllToAllHeader& header,
+                std::size_t read_directly_from) {
   Agreement agreed;
   bool all_can_read = true, all_sent_data = true;
   for (int m = 0; m < call.size(); ++m) {
-    const uint8_t* slot = call.member_slot(m);
-    agreed.largest = std::max<std::size_t>(agreed.largest, header.largest(slot));
-    all_can_read = all_can_read && (header.flags(slot) & Header::kCanReadDirectly);
-    all_sent_data = all_sent_data && !(header.flags(slot) & Header::kNoDataInRoundZero);
+    const AllToAllHeaderView view =
+        decode_all_to_all_header(call.member_slot(m), call.size(), read_directly_from);
+    if (view.fault) [[unlikely]]
+      call.fail_member_record(m, "an all_to_all header", view.fault);
+    agreed.largest = std::max<std::size_t>(agreed.largest, view.largest);
+    all_can_read = all_can_read && view.can_read_directly;
+    all_sent_data = all_sent_data && !view.no_data_in_round_zero;
   }
+  check_split_sizes(call, header);
   agreed.read_directly = all_can_read && agreed.largest >= read_directly_from;
   agreed.round_zero_used = all_sent_data;
   return agreed;
@@ -101,19 +83,28 @@ Agreement agree(CollectiveCall& call, const Header& header, std::size_t read_dir
 
 // Copies my pieces from the others out of their buffers, then waits in one more round until
 // every member has done so (only then may anyone return and change its input).
-void read_directly(CollectiveCall& call, const Header& header, uint8_t* out,
+void read_directly(CollectiveCall& call, const AllToAllHeader& header, uint8_t* out,
                    std::span<const std::size_t> recv_bytes,
                    std::span<const std::size_t> recv_offsets) {
   const int p = call.size();
   const int me = call.rank();
+  // The addresses, read once: what is checked is what is read from.
+  MemberList<uint64_t> addresses(p, 0);
+  for (int s = 0; s < p; ++s) {
+    if (s == me || recv_bytes[s] == 0) continue;
+    addresses[s] = header.address_for(call.member_slot(s), me);
+    if (transport::RecordFault fault = check_direct_read_address(addresses[s], recv_bytes[s]))
+        [[unlikely]] {
+      call.fail_member_record(s, "an all_to_all header", fault);
+    }
+  }
   std::exception_ptr failed;
   try {
     // Everyone starts with a different sender, so that no sender is read by all at once.
     for (int i = 1; i < p; ++i) {
       int s = (me + i) % p;
       if (recv_bytes[s] == 0) continue;
-      call.read_member_memory(s, header.address_for(call.member_slot(s), me), out + recv_offsets[s],
-                              recv_bytes[s]);
+      call.read_member_memory(s, addresses[s], out + recv_offsets[s], recv_bytes[s]);
     }
   } catch (const Error&) {
     failed = std::current_exception();
@@ -204,7 +195,7 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
     if (send_bytes[0]) std::memmove(out + recv_offsets[0], in + send_offsets[0], send_bytes[0]);
     return;
   }
-  const Header header(p);
+  const AllToAllHeader header(p);
   const std::size_t region = region_bytes(call.round_bytes(), header.bytes(), p);
   const std::size_t my_largest = *std::max_element(send_bytes.begin(), send_bytes.end());
   // In place, my input changes as my output is written: readers must not read it directly, and
@@ -241,14 +232,13 @@ void shm_all_to_all(CollectiveCall& call, const void* input,
   };
 
   uint8_t* slot = call.round_slot();
-  Header::set_word(slot, 0, my_largest);
-  Header::set_word(slot, 1,
-                   (can_read_directly ? Header::kCanReadDirectly : 0) |
-                       (data_in_round_zero ? 0 : Header::kNoDataInRoundZero));
+  header.set_largest(slot, my_largest);
+  header.set_flags(slot, (can_read_directly ? AllToAllHeader::kCanReadDirectly : 0) |
+                             (data_in_round_zero ? 0 : AllToAllHeader::kNoDataInRoundZero));
   for (int d = 0; d < p; ++d) {
-    Header::set_word(slot, 2 + d, send_bytes[d]);
-    Header::set_word(slot, 2 + p + d, reinterpret_cast<uintptr_t>(in + send_offsets[d]));
-    Header::set_word(slot, 2 + 2 * p + d, recv_bytes[d]);
+    header.set_sends_to(slot, d, send_bytes[d]);
+    header.set_address_for(slot, d, reinterpret_cast<uintptr_t>(in + send_offsets[d]));
+    header.set_expects_from(slot, d, recv_bytes[d]);
   }
   if (data_in_round_zero) copy_in(slot, 0);
   call.arrive_round();
