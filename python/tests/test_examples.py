@@ -47,3 +47,11 @@ def test_example_other_world_sizes(name, n):
 @pytest.mark.parametrize("name", NAMES)
 def test_example_under_weftrun(name):
     _run([WEFTRUN, "-n", "4", sys.executable, str(EXAMPLES / name)])
+
+
+def test_ddp_recovery_with_a_replacement_rank():
+    """A new process takes the lost rank's place: the job ends with all its ranks."""
+    result = _run([sys.executable, str(EXAMPLES / "train_ddp_recovery.py"), "--world-size", "3",
+                   "--replace"])
+    assert "OK: 3 of 3 ranks" in result.stdout, result.stdout
+    assert "replacement joined generation 1" in result.stdout, result.stdout
