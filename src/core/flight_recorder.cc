@@ -1,11 +1,14 @@
 #include "core/flight_recorder.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace weft::core {
 
 FlightRecorder::FlightRecorder(std::size_t capacity)
-    : capacity_(capacity), entries_(capacity ? new Entry[capacity] : nullptr) {}
+    : capacity_(capacity),
+      slot_mask_(std::bit_ceil(capacity) - 1),
+      entries_(capacity ? new Entry[slot_mask_ + 1] : nullptr) {}
 
 std::size_t FlightRecorder::copy_to(OpRecord* out, std::size_t room) const {
   if (capacity_ == 0 || room == 0) return 0;
@@ -17,7 +20,7 @@ std::size_t FlightRecorder::copy_to(OpRecord* out, std::size_t room) const {
     return in_ticks_ ? TimelineClock::to_steady_ns(time, ticks_started_, now) : time;
   };
   for (uint64_t index = next - kept; index < next; ++index) {
-    const Entry& entry = entries_[(index - 1) % capacity_];
+    const Entry& entry = entry_of(index);
     if (entry.index.load(std::memory_order_acquire) != index) continue;  // being rewritten
     OpRecord& record = out[written++];
     record.index = index;

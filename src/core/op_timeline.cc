@@ -50,15 +50,16 @@ bool read_fully(int fd, void* data, std::size_t size, off_t offset) {
 }  // namespace
 
 OpTimeline::OpTimeline(const std::string& spill_dir, std::atomic<uint32_t>* segment_sealed)
-    : ring_(new uint8_t[kRingSegments * kSegmentBytes]()),
+    : ring_(new Slot[kRingEntries]),
       spill_fd_(open_spill_file(spill_dir)),
+      owner_pid_(::getpid()),
       segment_sealed_(segment_sealed) {
   if (spill_fd_ < 0) {
     int error = errno;
     util::log_warn(util::Subsys::kColl, [&] {
       return "WEFT_TRACE: cannot make a spill file in " + spill_dir + " (" + std::strerror(error) +
-             "); the timeline keeps only what its ring holds (" +
-             std::to_string(kRingSegments * kSegmentBytes / 1024) + " KiB per group)";
+             "); the timeline keeps only what its ring holds (" + std::to_string(kRingEntries) +
+             " ops per group)";
     });
     limit_.store(kRingSegments, std::memory_order_relaxed);
   }
@@ -68,20 +69,16 @@ OpTimeline::~OpTimeline() {
   if (spill_fd_ >= 0) ::close(spill_fd_);
 }
 
-bool OpTimeline::start_next_segment() {
-  if (used_ < kSegmentBytes) segment_bytes(segment_)[used_] = 0;  // the end marker
-  uint64_t next = segment_ + 1;
-  if (next >= limit_.load(std::memory_order_acquire)) return false;
-  // The ring's slot for `next` still holds segment next - kRingSegments until it is spilled.
-  if (next >= kRingSegments + spilled_.load(std::memory_order_acquire)) {
-    spill_sealed_segments_before(next);
-    if (next >= kRingSegments + spilled_.load(std::memory_order_acquire)) return false;
+bool OpTimeline::start_segment_at(uint64_t position) {
+  uint64_t segment = position / kSegmentEntries;
+  if (segment >= limit_.load(std::memory_order_acquire)) return false;
+  // The ring's slots for `segment` still hold segment - kRingSegments until it is spilled.
+  if (segment >= kRingSegments + spilled_.load(std::memory_order_acquire)) {
+    spill_sealed_segments_before(segment);
+    if (segment >= kRingSegments + spilled_.load(std::memory_order_acquire)) return false;
   }
-  segment_ = next;
-  used_ = 0;
-  encoder_.start_segment();
-  position_.store(segment_ * kSegmentBytes, std::memory_order_release);
-  if (segment_sealed_ != nullptr) {
+  segment_end_ = (segment + 1) * kSegmentEntries;
+  if (segment > 0 && segment_sealed_ != nullptr) {
     segment_sealed_->fetch_add(1, std::memory_order_release);
     segment_sealed_->notify_one();
   }
@@ -89,7 +86,7 @@ bool OpTimeline::start_next_segment() {
 }
 
 void OpTimeline::spill_sealed_segments() {
-  spill_sealed_segments_before(position_.load(std::memory_order_acquire) / kSegmentBytes);
+  spill_sealed_segments_before(position_.load(std::memory_order_acquire) / kSegmentEntries);
 }
 
 void OpTimeline::spill_sealed_segments_before(uint64_t end) {
@@ -97,53 +94,79 @@ void OpTimeline::spill_sealed_segments_before(uint64_t end) {
   if (spill_fd_ < 0) return;
   uint64_t spilled = spilled_.load(std::memory_order_relaxed);
   for (; spilled < end; ++spilled) {
-    if (!write_fully(spill_fd_, segment_bytes(spilled), kSegmentBytes,
-                     static_cast<off_t>(spilled * kSegmentBytes))) {
-      int error = errno;
+    if (!spill_segment(spilled)) {
       // What the ring holds stays readable; the writer stops before it would overwrite it.
       limit_.store(spilled + kRingSegments, std::memory_order_release);
-      util::log_warn(util::Subsys::kColl, [&] {
-        return std::string("WEFT_TRACE: cannot write the timeline's spill file (") +
-               std::strerror(error) + "); the rest of this group's ops are left out";
-      });
       return;
     }
     spilled_.store(spilled + 1, std::memory_order_release);
   }
 }
 
-void OpTimeline::for_each(const std::function<void(const TimelineEntry&)>& visit) const {
-  uint64_t spilled = spilled_.load(std::memory_order_acquire);
-  if (!visit_spilled(0, spilled, visit)) return;
-  uint64_t position = position_.load(std::memory_order_acquire);
-  uint64_t end_segment = position / kSegmentBytes + 1;  // the one being written, too
-  if (end_segment <= spilled) return;
-  std::vector<uint8_t> copied((end_segment - spilled) * kSegmentBytes);
-  for (uint64_t segment = spilled; segment < end_segment; ++segment) {
-    std::size_t size = segment + 1 < end_segment ? kSegmentBytes : position % kSegmentBytes;
-    std::memcpy(&copied[(segment - spilled) * kSegmentBytes], segment_bytes(segment), size);
+bool OpTimeline::spill_segment(uint64_t segment) {
+  if (::getpid() != owner_pid_) return false;  // the file is the parent's: keep to the ring
+  encoded_.resize(sizeof(uint32_t) + kSegmentEntries * TimelineEncoder::kMaxEncodedBytes);
+  TimelineEncoder encoder;
+  std::size_t used = sizeof(uint32_t);
+  for (uint64_t position = segment * kSegmentEntries; position < (segment + 1) * kSegmentEntries;
+       ++position) {
+    used += encoder.encode(slot(position).entry, encoded_.data() + used);
   }
-  // Segment s's slot is rewritten by segment s + kRingSegments, which the writer starts only
+  auto size = static_cast<uint32_t>(used - sizeof(uint32_t));
+  std::memcpy(encoded_.data(), &size, sizeof size);
+  if (static_cast<uint64_t>(spill_end_) + used > kMaxSpillBytes) {
+    util::log_warn(util::Subsys::kColl, [&] {
+      return "WEFT_TRACE: a timeline's spill file reached " + std::to_string(kMaxSpillBytes >> 30) +
+             " GiB; the rest of this group's ops are left out";
+    });
+    return false;
+  }
+  if (!write_fully(spill_fd_, encoded_.data(), used, spill_end_)) {
+    int error = errno;
+    util::log_warn(util::Subsys::kColl, [&] {
+      return std::string("WEFT_TRACE: cannot write the timeline's spill file (") +
+             std::strerror(error) + "); the rest of this group's ops are left out";
+    });
+    return false;
+  }
+  spill_end_ += static_cast<off_t>(used);
+  return true;
+}
+
+void OpTimeline::for_each(const std::function<void(const TimelineEntry&)>& visit) const {
+  off_t offset = 0;
+  uint64_t spilled = spilled_.load(std::memory_order_acquire);
+  if (!visit_spilled(0, spilled, offset, visit)) return;
+  uint64_t position = position_.load(std::memory_order_acquire);
+  uint64_t first = spilled * kSegmentEntries;
+  if (position <= first) return;
+  std::vector<TimelineEntry> copied;
+  copied.reserve(position - first);
+  for (uint64_t at = first; at < position; ++at) copied.push_back(slot(at).entry);
+  // Segment s's slots are rewritten by segment s + kRingSegments, which the writer starts only
   // once s is in the spill file: the copies of segments spilled since may be torn, the file's
   // are not.
   std::atomic_thread_fence(std::memory_order_acquire);
+  uint64_t end_segment = (position + kSegmentEntries - 1) / kSegmentEntries;
   uint64_t spilled_now = std::min(spilled_.load(std::memory_order_acquire), end_segment);
-  if (!visit_spilled(spilled, spilled_now, visit)) return;
-  for (uint64_t segment = spilled_now; segment < end_segment; ++segment) {
-    std::size_t size = segment + 1 < end_segment ? kSegmentBytes : position % kSegmentBytes;
-    decode_timeline_segment(&copied[(segment - spilled) * kSegmentBytes], size, visit);
+  if (!visit_spilled(spilled, spilled_now, offset, visit)) return;
+  for (uint64_t at = std::max(first, spilled_now * kSegmentEntries); at < position; ++at) {
+    visit(copied[at - first]);
   }
 }
 
-bool OpTimeline::visit_spilled(uint64_t first, uint64_t end,
+bool OpTimeline::visit_spilled(uint64_t first, uint64_t end, off_t& offset,
                                const std::function<void(const TimelineEntry&)>& visit) const {
-  std::vector<uint8_t> segment(kSegmentBytes);
+  std::vector<uint8_t> segment;
   for (; first < end; ++first) {
-    if (!read_fully(spill_fd_, segment.data(), kSegmentBytes,
-                    static_cast<off_t>(first * kSegmentBytes))) {
+    uint32_t size = 0;
+    if (!read_fully(spill_fd_, &size, sizeof size, offset)) return false;
+    segment.resize(size);
+    if (!read_fully(spill_fd_, segment.data(), size, offset + static_cast<off_t>(sizeof size))) {
       return false;
     }
-    decode_timeline_segment(segment.data(), kSegmentBytes, visit);
+    offset += static_cast<off_t>(sizeof size + size);
+    decode_timeline_segment(segment.data(), size, visit);
   }
   return true;
 }

@@ -1,16 +1,21 @@
 // OpTimeline — every operation one group ran on this rank, for WEFT_TRACE's timeline.
 //
 // One writer at a time (the recorder keeps collectives and point-to-point calls on separate
-// timelines and serializes the latter). An append encodes the entry (timeline_codec.h, ~6
-// bytes for a repeated op) into a ring of segments kept hot in cache. Each sealed segment goes
-// to a spill file (unnamed, in the trace's directory), written by the trace's spill thread,
-// which the append that seals a segment wakes, or by the append itself when the ring comes
-// round to a segment not yet spilled.
+// timelines and serializes the latter). An append is a plain copy of the entry into the next
+// slot of a ring of segments, each slot a cache line of its own, and one release store of the
+// count: no encoding, no branch on what the entry holds, no read-modify-write, so that the
+// caller of an 8-byte collective does not pay for the trace's compactness. The trace's spill
+// thread, woken when a segment fills, encodes each full segment (timeline_codec.h, ~6 bytes for
+// a repeated op, against 64 in the ring) and appends it to a spill file (unnamed, in the trace's
+// directory). When the ring comes round to a segment not yet spilled, the append spills it
+// itself.
 //
 // for_each() may run while the writer appends (a program that exits with a collective still
 // running on the group's worker): it reads the spill file up to what was fully written, and the
-// ring's bytes it can prove the writer did not overwrite while it copied them.
+// ring's entries it can prove the writer did not overwrite while it copied them.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -19,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/timeline_codec.h"
 #include "core/timeline_entry.h"
@@ -27,13 +33,13 @@ namespace weft::core {
 
 class OpTimeline {
  public:
-  static constexpr std::size_t kSegmentBytes = 64 * 1024;
-  static constexpr std::size_t kRingSegments = 4;
+  static constexpr uint64_t kSegmentEntries = 1024;  // 64 KiB of ring
+  static constexpr uint64_t kRingSegments = 4;
   // 4 GiB of spill at most per timeline, then appends are counted as dropped.
-  static constexpr uint64_t kMaxSegments = 65536;
+  static constexpr uint64_t kMaxSpillBytes = uint64_t{4} << 30;
 
   // Spills into an unnamed file in `spill_dir`. `segment_sealed`, when given, is bumped and
-  // notified each time a segment is sealed: the spill thread waits on it.
+  // notified each time a segment fills: the spill thread waits on it.
   explicit OpTimeline(const std::string& spill_dir,
                       std::atomic<uint32_t>* segment_sealed = nullptr);
   ~OpTimeline();
@@ -41,47 +47,57 @@ class OpTimeline {
   OpTimeline& operator=(const OpTimeline&) = delete;
 
   void append(const TimelineEntry& entry) {
-    if (used_ + TimelineEncoder::kMaxEncodedBytes > kSegmentBytes && !start_next_segment()) {
+    uint64_t position = position_.load(std::memory_order_relaxed);
+    if (position >= segment_end_ && !start_segment_at(position)) [[unlikely]] {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    used_ += encoder_.encode(entry, segment_bytes(segment_) + used_);
-    position_.store(segment_ * kSegmentBytes + used_, std::memory_order_release);
+    slot(position).entry = entry;
+    position_.store(position + 1, std::memory_order_release);
   }
 
-  // Writes the sealed segments not yet in the spill file, oldest first.
+  // Encodes the full segments not yet in the spill file and writes them, oldest first.
   void spill_sealed_segments();
 
   // Calls `visit` on every entry, in append order.
   void for_each(const std::function<void(const TimelineEntry&)>& visit) const;
-  // Entries not kept: past kMaxSegments, or once the spill file could not be written (the
+  // Entries not kept: past kMaxSpillBytes, or once the spill file could not be written (the
   // reason is logged).
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  uint8_t* segment_bytes(uint64_t segment) const {
-    return ring_.get() + (segment % kRingSegments) * kSegmentBytes;
-  }
-  // Seals the current segment and moves to the next; false when no more may be written.
-  bool start_next_segment();
+  // A cache line per entry: an append writes one line and shares none with its neighbours.
+  struct alignas(64) Slot {
+    TimelineEntry entry;
+  };
+  static constexpr uint64_t kRingEntries = kRingSegments * kSegmentEntries;
+
+  Slot& slot(uint64_t position) const { return ring_[position % kRingEntries]; }
+  // Makes the segment holding `position` (its first entry) the one written; false when no more
+  // may be written.
+  bool start_segment_at(uint64_t position);
   void spill_sealed_segments_before(uint64_t end);
-  // Segments [first, end) from the spill file; false when it cannot be read.
-  bool visit_spilled(uint64_t first, uint64_t end,
+  // Appends the encoding of the segment to the spill file; false when it could not.
+  bool spill_segment(uint64_t segment);
+  // Segments [first, end) from the spill file, whose segment `first` starts at `offset` (moved
+  // past them); false when it cannot be read.
+  bool visit_spilled(uint64_t first, uint64_t end, off_t& offset,
                      const std::function<void(const TimelineEntry&)>& visit) const;
 
-  std::unique_ptr<uint8_t[]> ring_;
-  int spill_fd_ = -1;
+  // What an append touches, on a line of its own.
+  alignas(64) std::atomic<uint64_t> position_{0};  // entries appended; published per entry
+  uint64_t segment_end_ = 0;                       // the writer's: where its segment ends
+  std::unique_ptr<Slot[]> ring_;
+
+  alignas(64) int spill_fd_ = -1;
+  pid_t owner_pid_;  // a forked child must not write into its parent's spill file
   std::atomic<uint32_t>* segment_sealed_;
-  // The writer's own: the segment it writes, the bytes used in it, the encoder's state.
-  uint64_t segment_ = 0;
-  std::size_t used_ = 0;
-  TimelineEncoder encoder_;
-  // What readers and the spiller see: segment_ * kSegmentBytes + used_, published per entry.
-  std::atomic<uint64_t> position_{0};
   std::mutex spill_mutex_;            // one spiller at a time: the spill thread or the writer
+  std::vector<uint8_t> encoded_;      // under spill_mutex_: a segment's encoding
+  off_t spill_end_ = 0;               // under spill_mutex_: the spill file's size
   std::atomic<uint64_t> spilled_{0};  // segments [0, spilled_) are in the spill file
-  // Segments from this one on are not written: kMaxSegments, or where spilling failed.
-  std::atomic<uint64_t> limit_{kMaxSegments};
+  // Segments from this one on are not written: where spilling stopped (no file, full, failed).
+  std::atomic<uint64_t> limit_{UINT64_MAX};
   std::atomic<uint64_t> dropped_{0};
 };
 

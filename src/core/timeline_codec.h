@@ -2,8 +2,9 @@
 // it in the same segment, so that the common case (the same op, size and algorithm, one
 // sequence number on) takes a header byte and two varints, about 6 bytes.
 //
-// Every entry ends up in memory or a file that was not written before, whose cost grows with
-// its bytes: the bytes an entry takes are most of the timeline's price.
+// It is what the spill file holds, a tenth of the ring's fixed 64-byte slots: a long trace's
+// file stays small, and its JSON is read back quickly. The spill thread encodes, so the
+// operations themselves never pay for it.
 //
 // Segments are independent: the encoder starts each from a blank previous entry, so a reader
 // can decode any segment alone. A header's top bit is always set; a zero byte ends a segment

@@ -1,7 +1,7 @@
 // RankTrace — one rank's timeline for WEFT_TRACE=DIR: every group of the rank appends to its
 // own OpTimelines, and the rank's file DIR/rank<R>.json is written when its last group is
-// destroyed (and at exit, for groups a program never destroys). A thread of its own writes the
-// timelines' filled segments to their spill files, off the callers' path.
+// destroyed (and at exit, for groups a program never destroys). A thread of its own encodes the
+// timelines' full segments and writes them to their spill files, off the callers' path.
 //
 // The file is Chrome-trace JSON (chrome://tracing, https://ui.perfetto.dev): "X" events with
 // ts/dur in microseconds of this rank's steady clock, pid = rank, tid = the group (named by a
