@@ -123,11 +123,13 @@ void inline_round(CollectiveCall& call, const uint8_t* in, std::size_t block, ui
   const std::size_t total = block * static_cast<std::size_t>(p);
   const std::size_t mine = static_cast<std::size_t>(call.rank()) * block;
   uint8_t* line = call.round_slot(total);
-  std::memcpy(line, in, total);
+  // An empty call (block 0) arrives and waits like any other but copies nothing: its buffers
+  // may be null, and memcpy must not be given a null pointer, even for 0 bytes.
+  if (block != 0) std::memcpy(line, in, total);
   call.arrive_round();
-  std::memcpy(out + mine, line + mine, block);
+  if (block != 0) std::memcpy(out + mine, line + mine, block);
   call.wait_round();
-  for (int s = 0; s < p; ++s) {
+  for (int s = 0; s < p && block != 0; ++s) {
     if (s != call.rank()) std::memcpy(out + s * block, call.member_slot(s, total) + mine, block);
   }
 }
