@@ -25,11 +25,11 @@ const std::vector<SettingSpec>& all_settings() {
        "Deadline of every wait (rendezvous, connection, operation) unless the group or the "
        "operation sets its own. Seconds, or with a unit: 250ms, 30s, 5m."},
       {"WEFT_SOCKET_IFNAME", SettingType::kString, "", "",
-       "Network interface whose address ranks listen on, NCCL_SOCKET_IFNAME's syntax: a comma "
-       "list of name prefixes (eth,ib), exact names after = (=eth0), exclusions after ^ "
-       "(^docker,lo; ^=docker0). Several matching: the list's order, then the kernel's; the "
-       "choice is logged at INFO. Empty: every address, each peer trying the others' "
-       "published addresses (loopback only for a loopback MASTER_ADDR)."},
+       "Network interfaces whose addresses ranks listen on, NCCL_SOCKET_IFNAME's syntax: a "
+       "comma list of name prefixes (eth,ib), exact names after = (=eth0), exclusions after ^ "
+       "(^docker,lo; ^=docker0). Several matching: every address of each, offered to peers in "
+       "the list's order, then the kernel's; logged at INFO. Empty: every address, each peer "
+       "trying the others' published addresses (loopback only for a loopback MASTER_ADDR)."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
        "Secret shared by the ranks of one job (and its store): every connection proves it "
        "knows it by a challenge-response, the token itself is never sent or stored. weftrun "
