@@ -181,7 +181,11 @@ void RankTrace::write_json(const std::function<void(const std::string&)>& emit) 
   TickScale scale{started_, clock_.pair()};
   std::lock_guard lock(mutex_);
   int tid = 0;
-  for (const auto& [group, lane] : lanes_) {
+  for (const auto& named_lane : lanes_) {
+    // Not a structured binding: the lambdas below use the name, which clang before 16 does not
+    // let a lambda capture.
+    const std::string& group = named_lane.first;
+    const std::shared_ptr<GroupTimelines>& lane = named_lane.second;
     ++tid;
     out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(world_rank_) +
            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";
