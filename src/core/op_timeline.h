@@ -17,11 +17,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "core/timeline_codec.h"
 #include "core/timeline_entry.h"
+#include "util/mutex.h"
 
 namespace weft::core {
 
@@ -78,7 +78,9 @@ class OpTimeline {
   TimelineEncoder encoder_;
   // What readers and the spiller see: segment_ * kSegmentBytes + used_, published per entry.
   std::atomic<uint64_t> position_{0};
-  std::mutex spill_mutex_;            // one spiller at a time: the spill thread or the writer
+  // One spiller at a time: the spill thread or the writer. Guards no member (spilled_ is read
+  // without it; spill_fd_ is set once by the constructor).
+  util::Mutex spill_mutex_;
   std::atomic<uint64_t> spilled_{0};  // segments [0, spilled_) are in the spill file
   // Segments from this one on are not written: kMaxSegments, or where spilling failed.
   std::atomic<uint64_t> limit_{kMaxSegments};
