@@ -1,10 +1,11 @@
 #include "api/op_log.h"
 
 #include <bit>
-#include <mutex>
 #include <set>
 #include <string>
 #include <tuple>
+
+#include "util/mutex.h"
 
 namespace weft::api {
 
@@ -25,10 +26,13 @@ std::string size_class_text(int size_class) {
 
 // True the first time (group, op, size class, algorithm) is seen in this process.
 bool first_choice(const std::string& group, const char* op, int size_class, const char* algorithm) {
-  static std::mutex mutex;
-  static std::set<std::tuple<std::string, std::string, int, std::string>> seen;
-  std::lock_guard lock(mutex);
-  return seen.emplace(group, op, size_class, algorithm ? algorithm : "").second;
+  struct Seen {
+    util::Mutex mutex;
+    std::set<std::tuple<std::string, std::string, int, std::string>> choices WEFT_GUARDED_BY(mutex);
+  };
+  static Seen seen;
+  util::MutexLock lock(seen.mutex);
+  return seen.choices.emplace(group, op, size_class, algorithm ? algorithm : "").second;
 }
 
 std::string describe(const CollectiveLaunch& launch, int64_t seq) {

@@ -6,10 +6,13 @@
 namespace weft::core {
 
 void CollectiveWork::wait(std::optional<std::chrono::milliseconds> timeout) {
-  std::unique_lock lock(mutex_);
+  util::UniqueLock lock(mutex_);
   // The operation itself is bounded by the group's timeout; this bound only guards the wait.
   auto limit = timeout ? *timeout : timeout_ + std::chrono::milliseconds(5000);
-  if (!done_changed_.wait_until(lock, util::deadline_after(limit), [this] { return done_; })) {
+  const auto until = util::deadline_after(limit);
+  while (!done_ && done_changed_.wait_until(lock, until) != std::cv_status::timeout) {
+  }
+  if (!done_) {
     auto error = std::make_shared<const Error>(
         ErrorCode::kTimeout,
         "the collective did not finish within " + std::to_string(limit.count()) + " ms of waiting");
@@ -18,31 +21,32 @@ void CollectiveWork::wait(std::optional<std::chrono::milliseconds> timeout) {
     lock.unlock();
     if (on_abandon_) on_abandon_(error);
     lock.lock();
-    done_changed_.wait_until(lock, util::deadline_after(std::chrono::seconds(5)),
-                             [this] { return done_; });
+    const auto let_go_by = util::deadline_after(std::chrono::seconds(5));
+    while (!done_ && done_changed_.wait_until(lock, let_go_by) != std::cv_status::timeout) {
+    }
     throw *error;
   }
   if (error_) std::rethrow_exception(error_);
 }
 
 bool CollectiveWork::is_completed() const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   return done_;
 }
 
 bool CollectiveWork::is_success() const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   return done_ && !error_;
 }
 
 std::exception_ptr CollectiveWork::exception() const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   return error_;
 }
 
 void CollectiveWork::finish(std::exception_ptr error) {
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     error_ = std::move(error);
     done_ = true;
   }

@@ -2,11 +2,10 @@
 // the worker has run it; waiting sleeps on a condition variable with a deadline.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "util/mutex.h"
 #include "weft/error.h"
 #include "weft/work.h"
 
@@ -32,10 +31,10 @@ class CollectiveWork final : public Work {
  private:
   std::chrono::milliseconds timeout_;
   std::function<void(std::shared_ptr<const Error>)> on_abandon_;
-  mutable std::mutex mutex_;
-  std::condition_variable done_changed_;
-  bool done_ = false;
-  std::exception_ptr error_;
+  mutable util::Mutex mutex_;
+  util::CondVar done_changed_;
+  bool done_ WEFT_GUARDED_BY(mutex_) = false;
+  std::exception_ptr error_ WEFT_GUARDED_BY(mutex_);
 };
 
 }  // namespace weft::core

@@ -73,7 +73,7 @@ bool Communicator::spans_hosts_with_neighbours() const {
 }
 
 HostGroups& Communicator::host_groups() {
-  std::lock_guard lock(host_groups_mutex_);
+  util::MutexLock lock(host_groups_mutex_);
   if (host_groups_) return *host_groups_;
   auto derive = [this](uint64_t salt) {
     uint64_t x = (context_base_ ^ 0x686F737473ull) * 0x9E3779B97F4A7C15ull + salt;
@@ -303,7 +303,7 @@ void Communicator::abort(const std::string& reason) {
       std::make_shared<const Error>(ErrorCode::kAborted, "group '" + name_ + "' aborted by rank " +
                                                              std::to_string(rank_) + ": " + reason);
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (!aborted_) aborted_ = error;
     if (!broken_collectives_) broken_collectives_ = error;
     troubled_.store(true, std::memory_order_release);
@@ -316,7 +316,7 @@ void Communicator::abort(const std::string& reason) {
 void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const Error> error) {
   bool failure = false;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (context_id == context(Channel::kPointToPoint) && !aborted_) aborted_ = error;
     if (!broken_collectives_) broken_collectives_ = error;
     troubled_.store(true, std::memory_order_release);
@@ -336,7 +336,7 @@ void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> e
 
 void Communicator::fail_collectives(std::shared_ptr<const Error> cause) {
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (!broken_collectives_) broken_collectives_ = cause;
     troubled_.store(true, std::memory_order_release);
   }
@@ -366,12 +366,12 @@ void Communicator::tell_shared_memory_waiters(const std::shared_ptr<const Error>
 }
 
 void Communicator::throw_if_aborted(const OpInfo& info) const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   if (aborted_) throw aborted_->with_context(context_for(info));
 }
 
 void Communicator::throw_if_collectives_broken(const OpInfo& info) const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   if (!broken_collectives_) return;
   throw Error(broken_collectives_->code() == ErrorCode::kPeerFailure ? ErrorCode::kPeerFailure
                                                                      : ErrorCode::kAborted,

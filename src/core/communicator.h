@@ -11,7 +11,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "core/progress_board.h"
 #include "core/world.h"
 #include "transport/request.h"
+#include "util/mutex.h"
 #include "util/network_settings.h"
 #include "weft/buffer.h"
 
@@ -273,22 +273,23 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<uint64_t> children_{0};
   std::atomic<int> shrinks_{0};
 
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Error> aborted_;
-  std::shared_ptr<const Error> broken_collectives_;  // a member died: collectives cannot run
+  mutable util::Mutex mutex_;
+  std::shared_ptr<const Error> aborted_ WEFT_GUARDED_BY(mutex_);
+  // A member died: collectives cannot run.
+  std::shared_ptr<const Error> broken_collectives_ WEFT_GUARDED_BY(mutex_);
   // Set (under mutex_) once aborted_ or broken_collectives_ is, which every abort sets too:
   // the healthy path of every collective checks it instead of taking the lock twice.
   std::atomic<bool> troubled_{false};
   bool single_host_ = false;
   std::string algorithm_setting_;
   util::NetworkSettings network_settings_;
-  std::mutex window_mutex_;
-  bool window_opened_ = false;                      // guarded by window_mutex_
-  std::unique_ptr<LocalWindow> window_;             // guarded by window_mutex_
+  util::Mutex window_mutex_;
+  bool window_opened_ WEFT_GUARDED_BY(window_mutex_) = false;
+  std::unique_ptr<LocalWindow> window_ WEFT_GUARDED_BY(window_mutex_);
   std::atomic<LocalWindow*> open_window_{nullptr};  // for failure paths on other threads
   HostLayout layout_;
-  std::mutex host_groups_mutex_;
-  std::unique_ptr<HostGroups> host_groups_;             // guarded by host_groups_mutex_
+  util::Mutex host_groups_mutex_;
+  std::unique_ptr<HostGroups> host_groups_ WEFT_GUARDED_BY(host_groups_mutex_);
   std::atomic<HostGroups*> made_host_groups_{nullptr};  // for failure paths on other threads
   OpQueue queue_;  // last member: its worker joins before anything above is destroyed
 };

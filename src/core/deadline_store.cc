@@ -48,8 +48,8 @@ Store& DeadlineStore::store_for(Clock::time_point deadline, const char* op) {
 
 template <typename Call>
 auto DeadlineStore::bounded(Clock::time_point deadline, const char* op, Call&& call) {
-  std::unique_lock lock(mutex_, deadline);
-  if (!lock.owns_lock()) out_of_time(op);
+  if (!mutex_.try_lock_until(deadline)) out_of_time(op);
+  util::TimedMutexLock lock(mutex_, std::adopt_lock);
   try {
     return call(store_for(deadline, op));
   } catch (const Error& error) {
@@ -74,7 +74,8 @@ int64_t DeadlineStore::add(const std::string& key, int64_t delta, Clock::time_po
 }
 
 Bytes DeadlineStore::wait_and_get(const std::string& key, Clock::time_point deadline) {
-  return bounded(deadline, "store.wait", [&](Store& store) {
+  // Runs in bounded(), with the lock held: it reads own_.
+  return bounded(deadline, "store.wait", [&](Store& store) WEFT_REQUIRES(mutex_) {
     // The server ends the wait itself: by the deadline on a store of our own, by its own
     // timeout on a shared one, whose timeout is not ours to change.
     store.wait({key}, own_ ? store.timeout() : util::time_left(deadline));

@@ -16,9 +16,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "util/mutex.h"
 #include "weft/store.h"
 #include "weft/tcp_store.h"
 
@@ -45,15 +45,15 @@ class DeadlineStore {
 
  private:
   // The store for a call that must end by `deadline`, its timeout set accordingly. Lock held.
-  Store& store_for(Clock::time_point deadline, const char* op);
+  Store& store_for(Clock::time_point deadline, const char* op) WEFT_REQUIRES(mutex_);
   // `call(store)` with the lock, by `deadline`.
   template <typename Call>
   auto bounded(Clock::time_point deadline, const char* op, Call&& call);
 
   Store& shared_;
   TcpStore* tcp_;  // shared_ as a TcpStore, or null
-  std::timed_mutex mutex_;
-  std::unique_ptr<TcpStore> own_;  // mutex_
+  util::TimedMutex mutex_;
+  std::unique_ptr<TcpStore> own_ WEFT_GUARDED_BY(mutex_);
 };
 
 }  // namespace weft::core

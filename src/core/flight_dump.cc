@@ -12,6 +12,7 @@
 
 #include "core/op_record_text.h"
 #include "util/log.h"
+#include "util/mutex.h"
 #include "util/settings.h"
 
 namespace weft::core {
@@ -206,8 +207,8 @@ void write_flight_files(int world_rank, const Error& cause, const std::string& g
   std::string reason =
       std::string("after ") + to_string(cause.code()) + " in group '" + group + "'";
   // A failure reaches a rank on several threads at once (its caller's, the transport's).
-  static std::mutex writing;
-  std::lock_guard lock(writing);
+  static util::Mutex writing;
+  util::MutexLock lock(writing);
   write_flight_file(util::setting_string("WEFT_FLIGHT_DIR").c_str(), "rank", world_rank,
                     reason.c_str(), ".tmp");
   write_flight_file(util::setting_string("WEFT_TRACE").c_str(), "flight_rank", world_rank,

@@ -4,7 +4,7 @@ namespace weft::core {
 
 OpQueue::~OpQueue() {
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
@@ -13,7 +13,7 @@ OpQueue::~OpQueue() {
 
 void OpQueue::submit(std::function<void()> op) {
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     unfinished_.fetch_add(1, std::memory_order_acq_rel);
     pending_.push_back(std::move(op));
     if (!worker_.joinable()) worker_ = std::thread([this] { run(); });
@@ -22,9 +22,9 @@ void OpQueue::submit(std::function<void()> op) {
 }
 
 void OpQueue::run() {
-  std::unique_lock lock(mutex_);
+  util::UniqueLock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    while (!stopping_ && pending_.empty()) changed_.wait(lock);
     // Operations already issued still run at shutdown: their Work objects wait for them.
     if (pending_.empty()) return;
     std::function<void()> op = std::move(pending_.front());

@@ -6,11 +6,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "util/mutex.h"
 
 namespace weft::core {
 
@@ -27,13 +27,15 @@ class OpQueue {
  private:
   void run();
 
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::function<void()>> pending_;
+  mutable util::Mutex mutex_;
+  util::CondVar changed_;
+  std::deque<std::function<void()>> pending_ WEFT_GUARDED_BY(mutex_);
   // Operations submitted and not yet finished: idle() reads it without the lock, which every
   // synchronous collective would otherwise take.
   std::atomic<int> unfinished_{0};
-  bool stopping_ = false;
+  bool stopping_ WEFT_GUARDED_BY(mutex_) = false;
+  // Started by the first submit (under mutex_); joined by the destructor, once stopping_ is
+  // set, when no submit can race with it.
   std::thread worker_;
 };
 

@@ -14,7 +14,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "core/op_timeline.h"
 #include "core/timeline_clock.h"
 #include "core/trace_writer.h"
+#include "util/mutex.h"
 
 namespace weft::core {
 
@@ -83,7 +83,7 @@ class OpRecorder {
     if (what.seq >= 0) {
       timelines_->collectives.append(entry);
     } else {
-      std::lock_guard lock(point_to_point_timeline_mutex_);
+      util::MutexLock lock(point_to_point_timeline_mutex_);
       timelines_->point_to_point.append(entry);
     }
   }
@@ -93,7 +93,10 @@ class OpRecorder {
   std::shared_ptr<RankTrace> trace_;
   std::shared_ptr<GroupTimelines> timelines_;
   TimelineClock clock_;
-  std::mutex point_to_point_timeline_mutex_;
+  // Serializes appends to timelines_->point_to_point (its writer is single-threaded; the
+  // collectives' timeline has one writer, the group's caller, and takes no lock). Not an
+  // annotation: it guards a member of the pointee, not of this object.
+  util::Mutex point_to_point_timeline_mutex_;
   bool active_;
   std::atomic<bool> dumped_{false};
 };

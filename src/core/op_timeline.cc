@@ -90,7 +90,7 @@ void OpTimeline::spill_sealed_segments() {
 }
 
 void OpTimeline::spill_sealed_segments_before(uint64_t end) {
-  std::lock_guard lock(spill_mutex_);
+  util::MutexLock lock(spill_mutex_);
   if (spill_fd_ < 0) return;
   uint64_t spilled = spilled_.load(std::memory_order_relaxed);
   for (; spilled < end; ++spilled) {

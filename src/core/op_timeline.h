@@ -22,12 +22,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/timeline_codec.h"
 #include "core/timeline_entry.h"
+#include "util/mutex.h"
 
 namespace weft::core {
 
@@ -78,7 +78,7 @@ class OpTimeline {
   bool start_segment_at(uint64_t position);
   void spill_sealed_segments_before(uint64_t end);
   // Appends the encoding of the segment to the spill file; false when it could not.
-  bool spill_segment(uint64_t segment);
+  bool spill_segment(uint64_t segment) WEFT_REQUIRES(spill_mutex_);
   // Segments [first, end) from the spill file, whose segment `first` starts at `offset` (moved
   // past them); false when it cannot be read.
   bool visit_spilled(uint64_t first, uint64_t end, off_t& offset,
@@ -92,9 +92,9 @@ class OpTimeline {
   alignas(64) int spill_fd_ = -1;
   pid_t owner_pid_;  // a forked child must not write into its parent's spill file
   std::atomic<uint32_t>* segment_sealed_;
-  std::mutex spill_mutex_;            // one spiller at a time: the spill thread or the writer
-  std::vector<uint8_t> encoded_;      // under spill_mutex_: a segment's encoding
-  off_t spill_end_ = 0;               // under spill_mutex_: the spill file's size
+  util::Mutex spill_mutex_;  // one spiller at a time: the spill thread or the writer
+  std::vector<uint8_t> encoded_ WEFT_GUARDED_BY(spill_mutex_);  // a segment's encoding
+  off_t spill_end_ WEFT_GUARDED_BY(spill_mutex_) = 0;           // the spill file's size
   std::atomic<uint64_t> spilled_{0};  // segments [0, spilled_) are in the spill file
   // Segments from this one on are not written: where spilling stopped (no file, full, failed).
   std::atomic<uint64_t> limit_{UINT64_MAX};

@@ -53,7 +53,7 @@ std::optional<std::string> ProgressBoard::peek(const std::string& key, Clock::ti
 }
 
 void ProgressBoard::report_collective(const char* op, int64_t seq, Clock::time_point until) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   if (reported(seq)) return;
   reported_seq_.store(seq, std::memory_order_relaxed);
   reported_op_ = op;
@@ -61,7 +61,7 @@ void ProgressBoard::report_collective(const char* op, int64_t seq, Clock::time_p
 }
 
 void ProgressBoard::leave_collective(int64_t seq) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   if (!reported(seq)) return;
   // Not reported again: a later wait of the same seq (none: it ended) must not rewrite it.
   reported_seq_.store(-1, std::memory_order_relaxed);
@@ -70,7 +70,7 @@ void ProgressBoard::leave_collective(int64_t seq) {
 }
 
 void ProgressBoard::report_point_to_point(const std::string& what, Clock::time_point until) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   ++point_to_point_[what];
   if (point_to_point_written_ == what) return;
   point_to_point_written_ = what;
@@ -78,7 +78,7 @@ void ProgressBoard::report_point_to_point(const std::string& what, Clock::time_p
 }
 
 void ProgressBoard::end_point_to_point(const std::string& what) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   auto it = point_to_point_.find(what);
   if (it == point_to_point_.end()) return;
   if (--it->second == 0) point_to_point_.erase(it);

@@ -29,13 +29,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/deadline_store.h"
 #include "core/sightings.h"
+#include "util/mutex.h"
 
 namespace weft::core {
 
@@ -103,10 +103,11 @@ class ProgressBoard {
   int rank_;
   int members_;
   std::atomic<int64_t> reported_seq_{-1};
-  std::mutex mutex_;
-  std::string reported_op_;                    // guarded by mutex_
-  std::map<std::string, int> point_to_point_;  // waits reported and not ended; mutex_
-  std::string point_to_point_written_;         // the p2p key's value; mutex_
+  util::Mutex mutex_;
+  std::string reported_op_ WEFT_GUARDED_BY(mutex_);
+  // Waits reported and not ended.
+  std::map<std::string, int> point_to_point_ WEFT_GUARDED_BY(mutex_);
+  std::string point_to_point_written_ WEFT_GUARDED_BY(mutex_);  // the p2p key's value
 };
 
 }  // namespace weft::core

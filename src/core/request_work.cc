@@ -35,7 +35,7 @@ void RequestWork::record_end(OpOutcome outcome) const {
 
 void RequestWork::wait_for_request(std::optional<std::chrono::milliseconds> timeout) {
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (error_) std::rethrow_exception(error_);
   }
   auto deadline = deadline_;
@@ -51,7 +51,7 @@ void RequestWork::wait_for_request(std::optional<std::chrono::milliseconds> time
   try {
     communicator_->wait(*request_, info, deadline);
   } catch (...) {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     error_ = std::current_exception();
     throw;
   }
@@ -59,7 +59,7 @@ void RequestWork::wait_for_request(std::optional<std::chrono::milliseconds> time
 
 std::exception_ptr RequestWork::exception() const {
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (error_) return error_;
   }
   if (!request_->failed()) return nullptr;

@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
 #include "core/communicator.h"
+#include "util/mutex.h"
 #include "weft/work.h"
 
 namespace weft::core {
@@ -29,8 +29,8 @@ class RequestWork final : public Work {
   transport::RequestPtr request_;
   OpInfo info_;
   std::chrono::steady_clock::time_point deadline_;
-  mutable std::mutex mutex_;
-  std::exception_ptr error_;  // set by the first wait that failed
+  mutable util::Mutex mutex_;
+  std::exception_ptr error_ WEFT_GUARDED_BY(mutex_);  // set by the first wait that failed
   OpRecorder::Token recorded_;
   bool recording_;                          // whether the recorder keeps this op at all
   mutable std::atomic<bool> ended_{false};  // its end recorded

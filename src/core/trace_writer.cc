@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
 
 #include "util/log.h"
 #include "util/settings.h"
@@ -17,8 +18,8 @@ namespace {
 // The live traces by World, and the exit hook that writes those still alive at exit. Leaked on
 // purpose: the exit hook runs while statics are being destroyed.
 struct Registry {
-  std::mutex mutex;
-  std::map<const void*, std::weak_ptr<RankTrace>> traces;
+  util::Mutex mutex;
+  std::map<const void*, std::weak_ptr<RankTrace>> traces WEFT_GUARDED_BY(mutex);
 };
 
 Registry& registry() {
@@ -29,7 +30,7 @@ Registry& registry() {
 void write_live_traces() {
   std::vector<std::shared_ptr<RankTrace>> alive;
   {
-    std::lock_guard lock(registry().mutex);
+    util::MutexLock lock(registry().mutex);
     for (auto& [world, trace] : registry().traces) {
       if (auto held = trace.lock()) alive.push_back(std::move(held));
     }
@@ -103,7 +104,7 @@ std::shared_ptr<RankTrace> RankTrace::for_world(const void* world, int world_ran
   std::filesystem::create_directories(dir, ignored);
   static std::once_flag hook;
   std::call_once(hook, [] { std::atexit(write_live_traces); });
-  std::lock_guard lock(registry().mutex);
+  util::MutexLock lock(registry().mutex);
   std::weak_ptr<RankTrace>& slot = registry().traces[world];
   if (auto existing = slot.lock()) return existing;
   auto made = std::make_shared<RankTrace>(std::move(dir), world_rank, world_size);
@@ -123,7 +124,7 @@ RankTrace::RankTrace(std::string dir, int world_rank, int world_size)
 RankTrace::~RankTrace() {
   stop_spilling();
   write();
-  std::lock_guard lock(registry().mutex);
+  util::MutexLock lock(registry().mutex);
   for (auto it = registry().traces.begin(); it != registry().traces.end(); ++it) {
     if (it->second.expired()) {
       registry().traces.erase(it);
@@ -137,7 +138,7 @@ void RankTrace::spill_until_stopped() {
   while (!stopping_.load(std::memory_order_acquire)) {
     segments_sealed_.wait(seen, std::memory_order_acquire);
     seen = segments_sealed_.load(std::memory_order_acquire);
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (const auto& [group, lane] : lanes_) {
       lane->collectives.spill_sealed_segments();
       lane->point_to_point.spill_sealed_segments();
@@ -146,7 +147,7 @@ void RankTrace::spill_until_stopped() {
 }
 
 void RankTrace::stop_spilling() {
-  std::lock_guard lock(spiller_mutex_);
+  util::MutexLock lock(spiller_mutex_);
   if (!spiller_) return;
   if (::getpid() != owner_pid_) {
     (void)spiller_.release();  // the thread is the parent's: nothing here to join
@@ -161,7 +162,7 @@ void RankTrace::stop_spilling() {
 
 std::shared_ptr<GroupTimelines> RankTrace::add_group(const std::string& group) {
   auto lane = std::make_shared<GroupTimelines>(dir_, &segments_sealed_);
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   lanes_.emplace_back(group, lane);
   return lane;
 }
@@ -179,9 +180,13 @@ void RankTrace::write_json(const std::function<void(const std::string&)>& emit) 
     out.clear();
   };
   TickScale scale{started_, clock_.pair()};
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   int tid = 0;
-  for (const auto& [group, lane] : lanes_) {
+  for (const auto& named_lane : lanes_) {
+    // Not a structured binding: the lambdas below use the name, which clang before 16 does not
+    // let a lambda capture.
+    const std::string& group = named_lane.first;
+    const std::shared_ptr<GroupTimelines>& lane = named_lane.second;
     ++tid;
     out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(world_rank_) +
            ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":";

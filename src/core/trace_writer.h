@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,6 +23,7 @@
 
 #include "core/op_timeline.h"
 #include "core/timeline_clock.h"
+#include "util/mutex.h"
 
 namespace weft::core {
 
@@ -69,8 +69,9 @@ class RankTrace {
   int64_t clock_offset_ns_ = 0;
   TimelineClock clock_;
   TimelineClock::Pair started_;  // one end of the line that turns ticks into nanoseconds
-  mutable std::mutex mutex_;     // guards lanes_ (groups come and go; appends do not take it)
-  std::vector<std::pair<std::string, std::shared_ptr<GroupTimelines>>> lanes_;
+  mutable util::Mutex mutex_;    // groups come and go; appends do not take it
+  std::vector<std::pair<std::string, std::shared_ptr<GroupTimelines>>> lanes_
+      WEFT_GUARDED_BY(mutex_);
 
   void spill_until_stopped();
   std::atomic<uint32_t> segments_sealed_{0};
@@ -78,8 +79,8 @@ class RankTrace {
   // The process that made the trace: a child forked from it has a copy of the timelines but
   // not the thread, and must neither join it nor write over its parent's file.
   pid_t owner_pid_;
-  std::mutex spiller_mutex_;  // guards spiller_'s end
-  std::unique_ptr<std::thread> spiller_;
+  util::Mutex spiller_mutex_;
+  std::unique_ptr<std::thread> spiller_ WEFT_GUARDED_BY(spiller_mutex_);
 };
 
 }  // namespace weft::core

@@ -13,7 +13,7 @@ LocalWindow* Communicator::local_window(const OpInfo& info,
                                         std::chrono::steady_clock::time_point deadline) {
   // Once open, the window stays until the group dies: no lock on every collective's path.
   if (LocalWindow* open = open_window_.load(std::memory_order_acquire)) return open;
-  std::lock_guard lock(window_mutex_);
+  util::MutexLock lock(window_mutex_);
   if (window_opened_ || !single_host_) return window_.get();
   window_opened_ = true;
   char prefix[64];
@@ -98,7 +98,7 @@ void Communicator::report_window_wait() {
 }
 
 bool Communicator::collectives_broken() const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   return broken_collectives_ != nullptr;
 }
 
@@ -167,7 +167,7 @@ void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& resul
       break;
     }
     case WaitOutcome::kInterrupted: {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       error = broken_collectives_;
       break;
     }

@@ -47,24 +47,24 @@ World::~World() {
 }
 
 void World::attach(uint64_t context, Communicator* communicator) {
-  std::lock_guard lock(mutex_);
+  util::RecursiveMutexLock lock(mutex_);
   communicators_[context] = communicator;
 }
 
 void World::detach(uint64_t context) {
-  std::lock_guard lock(mutex_);
+  util::RecursiveMutexLock lock(mutex_);
   communicators_.erase(context);
 }
 
 void World::on_peer_failed(int peer, std::shared_ptr<const Error> error) {
-  std::lock_guard lock(mutex_);
+  util::RecursiveMutexLock lock(mutex_);
   // A copy: delivering may attach or detach nothing, but stays safe if it does.
   auto communicators = communicators_;
   for (auto& [context, communicator] : communicators) communicator->on_peer_failed(peer, error);
 }
 
 void World::on_context_aborted(uint64_t context, std::shared_ptr<const Error> error) {
-  std::lock_guard lock(mutex_);
+  util::RecursiveMutexLock lock(mutex_);
   auto it = communicators_.find(context & ~uint64_t{1});
   if (it != communicators_.end()) it->second->on_context_aborted(context, error);
 }

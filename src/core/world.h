@@ -9,13 +9,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/adaptive_spin.h"
 #include "core/deadline_store.h"
 #include "transport/routed_transport.h"
+#include "util/mutex.h"
 #include "weft/store.h"
 #include "weft/tcp_store_server.h"
 
@@ -94,8 +94,8 @@ class World {
   // Recursive: delivering a failure may abort a context, which delivers again on this thread.
   // Raw pointers, not shared ones: a failure delivered on the transport's thread must never
   // hold the last reference to a group (its destruction would join that very thread).
-  std::recursive_mutex mutex_;
-  std::map<uint64_t, Communicator*> communicators_;
+  util::RecursiveMutex mutex_;
+  std::map<uint64_t, Communicator*> communicators_ WEFT_GUARDED_BY(mutex_);
 };
 
 }  // namespace weft::core

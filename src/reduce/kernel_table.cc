@@ -10,6 +10,10 @@
 #include "util/settings.h"
 #include "weft/error.h"
 
+#if defined(WEFT_REDUCE_X86)
+#include <cpuid.h>
+#endif
+
 namespace weft::reduce {
 namespace {
 
@@ -33,14 +37,25 @@ const char* isa_name(Isa isa) {
   return "unknown";
 }
 
+#if defined(WEFT_REDUCE_X86)
+bool cpu_has_f16c() {
+#if defined(__clang__) && __clang_major__ < 15
+  // Clang before 15 does not know "f16c" in __builtin_cpu_supports: CPUID leaf 1, ECX bit 29.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+#else
+  return __builtin_cpu_supports("f16c");
+#endif
+}
+#endif
+
 bool cpu_supports(Isa isa) {
   if (isa == Isa::kScalar) return true;
 #if defined(WEFT_REDUCE_X86)
   // Also checks that the OS saves the YMM/ZMM registers (libgcc reads XGETBV).
   __builtin_cpu_init();
   if (isa == Isa::kAvx2) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
   }
   if (isa == Isa::kAvx512) {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&

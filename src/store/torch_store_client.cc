@@ -151,56 +151,56 @@ void TorchStoreClient::wait_locked(const std::vector<std::string>& keys, Duratio
 }
 
 void TorchStoreClient::set(const std::string& key, const Bytes& value) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(Request(Query::kSet).key(key).blob(value).encoded(), "store.set");
 }
 
 Bytes TorchStoreClient::get(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   wait_locked({key}, timeout(), "store.get");
   send(Request(Query::kGet).key(key).encoded(), "store.get");
   return receive_bytes("store.get");
 }
 
 int64_t TorchStoreClient::add(const std::string& key, int64_t delta) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(Request(Query::kAdd).key(key).value<int64_t>(delta).encoded(), "store.add");
   return receive_value<int64_t>("store.add");
 }
 
 Bytes TorchStoreClient::compare_set(const std::string& key, const Bytes& expected,
                                     const Bytes& desired) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(Request(Query::kCompareSet).key(key).blob(expected).blob(desired).encoded(),
        "store.compare_set");
   return receive_bytes("store.compare_set");
 }
 
 bool TorchStoreClient::delete_key(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(Request(Query::kDeleteKey).key(key).encoded(), "store.delete_key");
   return receive_value<int64_t>("store.delete_key") == 1;
 }
 
 bool TorchStoreClient::check(const std::vector<std::string>& keys) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(Request(Query::kCheck).keys(keys).encoded(), "store.check");
   return receive_value<uint8_t>("store.check") == kCheckReady;
 }
 
 int64_t TorchStoreClient::num_keys() {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(Request(Query::kNumKeys).encoded(), "store.num_keys");
   return receive_value<int64_t>("store.num_keys");
 }
 
 void TorchStoreClient::wait(const std::vector<std::string>& keys, Duration timeout) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   wait_locked(keys, timeout, "store.wait");
 }
 
 std::vector<Bytes> TorchStoreClient::multi_get(const std::vector<std::string>& keys) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   wait_locked(keys, timeout(), "store.multi_get");
   send(Request(Query::kMultiGet).keys(keys).encoded(), "store.multi_get");
   std::vector<Bytes> values;
@@ -220,7 +220,7 @@ void TorchStoreClient::multi_set(const std::vector<std::string>& keys,
   Request request(Query::kMultiSet);
   request.value<uint64_t>(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) request.key(keys[i]).blob(values[i]);
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   send(request.encoded(), "store.multi_set");
 }
 

@@ -13,10 +13,10 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "util/mutex.h"
 #include "util/socket.h"
 #include "weft/error.h"
 #include "weft/store.h"
@@ -43,22 +43,23 @@ class TorchStoreClient final : public Store {
  private:
   class Request;
 
-  // With the lock held.
-  void wait_locked(const std::vector<std::string>& keys, Duration timeout, const char* op);
-  void send(const std::vector<uint8_t>& bytes, const char* op);
-  void receive(void* data, std::size_t size, const char* op);
+  // With the lock held: one request at a time on the connection.
+  void wait_locked(const std::vector<std::string>& keys, Duration timeout, const char* op)
+      WEFT_REQUIRES(mutex_);
+  void send(const std::vector<uint8_t>& bytes, const char* op) WEFT_REQUIRES(mutex_);
+  void receive(void* data, std::size_t size, const char* op) WEFT_REQUIRES(mutex_);
   template <typename T>
-  T receive_value(const char* op) {
+  T receive_value(const char* op) WEFT_REQUIRES(mutex_) {
     T value{};
     receive(&value, sizeof value, op);
     return value;
   }
-  Bytes receive_bytes(const char* op);
+  Bytes receive_bytes(const char* op) WEFT_REQUIRES(mutex_);
   ErrorContext context(const char* op) const;
 
   util::SocketAddress address_;
-  std::mutex mutex_;
-  util::Fd fd_;
+  util::Mutex mutex_;
+  util::Fd fd_ WEFT_GUARDED_BY(mutex_);
 };
 
 }  // namespace weft::store

@@ -15,7 +15,7 @@ BufferPool::Buffer BufferPool::take(std::size_t bytes, std::size_t& capacity) {
   int size_class = class_of(bytes);
   capacity = std::size_t{1} << size_class;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     auto& list = free_[size_class];
     if (!list.empty()) {
       Buffer buffer = std::move(list.back());
@@ -29,7 +29,7 @@ BufferPool::Buffer BufferPool::take(std::size_t bytes, std::size_t& capacity) {
 void BufferPool::give_back(Buffer buffer, std::size_t capacity) {
   if (!buffer || capacity > kLargestKept) return;
   int size_class = class_of(capacity);
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   auto& list = free_[size_class];
   if (list.size() < kKeepPerClass) list.push_back(std::move(buffer));
 }

@@ -6,8 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "util/mutex.h"
 
 namespace weft::transport {
 
@@ -28,8 +29,8 @@ class BufferPool {
   static constexpr std::size_t kKeepPerClass = 4;
   static constexpr std::size_t kLargestKept = std::size_t{64} << 20;
 
-  std::mutex mutex_;
-  std::vector<Buffer> free_[kClasses];
+  util::Mutex mutex_;
+  std::vector<Buffer> free_[kClasses] WEFT_GUARDED_BY(mutex_);
 };
 
 }  // namespace weft::transport

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
-#include <mutex>
 
+#include "util/mutex.h"
 #include "util/settings.h"
 #include "weft/error.h"
 
@@ -70,23 +70,26 @@ std::string host_name() {
 // Where lines go, and who writes them. Guarded by `mutex`, which is also held across fork()
 // (pthread_atfork) so that a child never inherits it locked by a thread it does not have.
 struct Output {
-  std::mutex mutex;
-  std::shared_ptr<LogSink> sink;
-  std::string host = host_name();
-  int rank = -1;
-  std::string group;
-  std::string file_pattern;  // WEFT_DEBUG_FILE; empty: stderr
-  std::string file_path;     // the file open as `file_fd`, or that failed to open
-  int file_fd = -1;
+  Mutex mutex;
+  std::shared_ptr<LogSink> sink WEFT_GUARDED_BY(mutex);
+  const std::string host = host_name();  // never changes: read without the lock
+  int rank WEFT_GUARDED_BY(mutex) = -1;
+  std::string group WEFT_GUARDED_BY(mutex);
+  // WEFT_DEBUG_FILE; empty: stderr
+  std::string file_pattern WEFT_GUARDED_BY(mutex) = setting_string("WEFT_DEBUG_FILE");
+  // The file open as `file_fd`, or that failed to open.
+  std::string file_path WEFT_GUARDED_BY(mutex);
+  int file_fd WEFT_GUARDED_BY(mutex) = -1;
 };
 
 Output& output() {
   // Never destroyed: weft's background threads may log while the process exits.
   static Output* instance = [] {
     auto* made = new Output();
-    made->file_pattern = setting_string("WEFT_DEBUG_FILE");
-    pthread_atfork([] { output().mutex.lock(); }, [] { output().mutex.unlock(); },
-                   [] { output().mutex.unlock(); });
+    // Not analysed: the lock is taken in one handler and given up in another.
+    pthread_atfork([]() WEFT_NO_THREAD_SAFETY_ANALYSIS { output().mutex.lock(); },
+                   []() WEFT_NO_THREAD_SAFETY_ANALYSIS { output().mutex.unlock(); },
+                   []() WEFT_NO_THREAD_SAFETY_ANALYSIS { output().mutex.unlock(); });
     return made;
   }();
   return *instance;
@@ -103,7 +106,7 @@ void write_all(int fd, const std::string& text) {
 // The descriptor for WEFT_DEBUG_FILE as it expands now, (re)opened when the expansion changed
 // (the rank became known, or a forked child has another pid); -1: stderr. A pattern with %r
 // waits for the rank: until then lines go to stderr.
-int file_for_lines(Output& out) {
+int file_for_lines(Output& out) WEFT_REQUIRES(out.mutex) {
   if (out.file_pattern.empty()) return -1;
   if (out.rank < 0 && out.file_pattern.find("%r") != std::string::npos) return -1;
   std::string path = expand_log_path(out.file_pattern, out.host, getpid(), out.rank);
@@ -116,7 +119,7 @@ int file_for_lines(Output& out) {
   return out.file_fd;
 }
 
-LogOrigin origin_of(const Output& out) {
+LogOrigin origin_of(const Output& out) WEFT_REQUIRES(out.mutex) {
   return LogOrigin{.host = out.host, .pid = getpid(), .rank = out.rank, .group = out.group};
 }
 
@@ -138,7 +141,7 @@ void reload_log_settings() {
   detail::g_log_filter.store(0);
   detail::load_log_filter();
   Output& out = output();
-  std::lock_guard lock(out.mutex);
+  MutexLock lock(out.mutex);
   out.file_pattern = setting_string("WEFT_DEBUG_FILE");
   if (out.file_fd >= 0) ::close(out.file_fd);
   out.file_fd = -1;
@@ -217,7 +220,7 @@ void log_line(LogLevel level, Subsys subsys, std::string_view message) {
     write_all(STDERR_FILENO, format_log_line(level, subsys, unlocked, now, message) + "\n");
     return;
   }
-  std::lock_guard lock(out.mutex);
+  MutexLock lock(out.mutex);
   std::string line = format_log_line(level, subsys, origin_of(out), now, message);
   if (out.sink) {
     t_in_sink = true;
@@ -235,13 +238,13 @@ void log_line(LogLevel level, Subsys subsys, std::string_view message) {
 
 void set_log_rank(int rank) {
   Output& out = output();
-  std::lock_guard lock(out.mutex);
+  MutexLock lock(out.mutex);
   out.rank = rank;
 }
 
 void set_log_group(std::string group) {
   Output& out = output();
-  std::lock_guard lock(out.mutex);
+  MutexLock lock(out.mutex);
   out.group = std::move(group);
 }
 
@@ -258,7 +261,7 @@ void set_log_sink(LogSink sink) {
   std::shared_ptr<LogSink> previous;
   {
     // Held by every running sink call: once we have it, the previous sink is not running.
-    std::lock_guard lock(out.mutex);
+    util::MutexLock lock(out.mutex);
     previous = std::exchange(out.sink, std::move(installed));
   }
   // Destroyed outside the lock: its destructor may log.

@@ -57,7 +57,11 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
       refused += " " + std::to_string(peer) + " (" + e.message() + ")";
       continue;
     }
-    out.ring = out.mailbox.ring(options_.rank);
+    {
+      // No other thread uses `out` yet; the lock is for the analysis (and costs nothing).
+      util::MutexLock lock(out.mutex);
+      out.ring = out.mailbox.ring(options_.rank);
+    }
     // Published last: a thread that sees it may use the mailbox and the ring.
     out.reachable.store(true, std::memory_order_release);
     over_shm += " " + std::to_string(peer);
@@ -102,7 +106,7 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
 void ShmTransport::post_send(const RequestPtr& request) {
   int peer = request->peer;
   Outbound& out = *outbound_[peer];
-  std::unique_lock lock(out.mutex);
+  util::UniqueLock lock(out.mutex);
   if (out.failure || stopping_.load()) {
     auto error = out.failure ? out.failure
                              : std::make_shared<const Error>(ErrorCode::kAborted,
@@ -192,7 +196,7 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
 
 bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header, Request& request,
                              const RequestPtr& owner) {
-  std::lock_guard lock(offers_mutex_);
+  util::MutexLock lock(offers_mutex_);
   if (free_slots_.empty()) return false;  // many offers in flight: copy this one through
   uint8_t* body = out.ring.reserve(kOfferRecord, kFrameHeaderBytes + sizeof(OfferBody));
   if (!body) return false;
@@ -214,12 +218,12 @@ bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header,
 bool ShmTransport::complete_offers(bool wait_for_lock) {
   std::vector<RequestPtr> done;
   {
-    std::unique_lock lock(offers_mutex_, std::defer_lock);
     if (wait_for_lock) {
-      lock.lock();
-    } else if (!lock.try_lock()) {
+      offers_mutex_.lock();
+    } else if (!offers_mutex_.try_lock()) {
       return false;
     }
+    util::MutexLock lock(offers_mutex_, std::adopt_lock);
     if (offers_.empty()) return false;
     for (auto it = offers_.begin(); it != offers_.end();) {
       uint64_t word = mailbox_.header().offers[it->slot].load(std::memory_order_acquire);
@@ -243,7 +247,7 @@ bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
   if (request.done() || !reaches(request.peer)) return false;
   Outbound& out = *outbound_[request.peer];
   {
-    std::lock_guard lock(out.mutex);
+    util::MutexLock lock(out.mutex);
     for (auto it = out.queue.begin(); it != out.queue.end(); ++it) {
       if (it->request.get() != &request) continue;
       if (!it->started) {
@@ -259,7 +263,7 @@ bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
       return true;
     }
   }
-  std::lock_guard lock(offers_mutex_);
+  util::MutexLock lock(offers_mutex_);
   for (auto it = offers_.begin(); it != offers_.end(); ++it) {
     if (it->request.get() != &request) continue;
     uint64_t expected = offer_word(it->generation, OfferState::kPending);
@@ -412,7 +416,7 @@ void ShmTransport::fail_broken_ring_for(int peer) {
   Outbound& out = *outbound_[peer];
   std::string what;
   {
-    std::lock_guard lock(out.mutex);
+    util::MutexLock lock(out.mutex);
     if (out.reported_broken || !out.ring.fault()) return;
     out.reported_broken = true;
     what = "broke the shared-memory ring this rank writes its messages into: " +
@@ -438,17 +442,20 @@ bool ShmTransport::progress() {
   for (int peer : local_peers_) {
     Inbound& in = *inbound_[peer];
     if (!in.ring.empty()) {
-      std::unique_lock lock(in.mutex, std::try_to_lock);
-      if (lock) moved |= drain_locked(peer, in);
-      if (lock) lock.unlock();
+      if (in.mutex.try_lock()) {
+        util::MutexLock lock(in.mutex, std::adopt_lock);
+        moved |= drain_locked(peer, in);
+      }
       if (in.broken.load(std::memory_order_relaxed)) fail_broken_ring_from(peer);
     }
     Outbound& out = *outbound_[peer];
     if (sending && out.reachable.load(std::memory_order_relaxed)) {
-      std::unique_lock lock(out.mutex, std::try_to_lock);
-      if (lock && !out.queue.empty()) moved |= flush_locked(peer, out);
-      bool broken = lock && out.ring.fault();
-      if (lock) lock.unlock();
+      bool broken = false;
+      if (out.mutex.try_lock()) {
+        util::MutexLock lock(out.mutex, std::adopt_lock);
+        if (!out.queue.empty()) moved |= flush_locked(peer, out);
+        broken = static_cast<bool>(out.ring.fault());
+      }
       if (broken) fail_broken_ring_for(peer);
     }
   }
@@ -490,7 +497,7 @@ void ShmTransport::drain_from(int peer) {
   // Not only known neighbours: a peer may have written to us before we learnt it is one.
   if (peer < 0 || peer >= options_.world_size || peer == options_.rank) return;
   Inbound& in = *inbound_[peer];
-  std::lock_guard lock(in.mutex);
+  util::MutexLock lock(in.mutex);
   drain_locked(peer, in);
 }
 
@@ -501,7 +508,7 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
   std::vector<RequestPtr> victims;
   {
     Outbound& out = *outbound_[peer];
-    std::lock_guard lock(out.mutex);
+    util::MutexLock lock(out.mutex);
     if (!out.failure) out.failure = error;
     for (PendingSend& send : out.queue) {
       if (send.request) victims.push_back(std::move(send.request));
@@ -510,7 +517,7 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
     out.queue.clear();
   }
   {
-    std::lock_guard lock(offers_mutex_);
+    util::MutexLock lock(offers_mutex_);
     for (auto it = offers_.begin(); it != offers_.end();) {
       if (it->peer != peer) {
         ++it;
@@ -524,7 +531,7 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
   }
   {
     Inbound& in = *inbound_[peer];
-    std::lock_guard lock(in.mutex);
+    util::MutexLock lock(in.mutex);
     in.in_chunks = false;
     if (in.assembled) pool_.give_back(std::move(in.assembled), in.assembled_capacity);
   }
@@ -536,10 +543,10 @@ void ShmTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   auto idle = [this] {
     for (int peer : local_peers_) {
       Outbound& out = *outbound_[peer];
-      std::lock_guard lock(out.mutex);
+      util::MutexLock lock(out.mutex);
       if (!out.queue.empty()) return false;
     }
-    std::lock_guard lock(offers_mutex_);
+    util::MutexLock lock(offers_mutex_);
     return offers_.empty();
   };
   while (!idle() && std::chrono::steady_clock::now() < flush_deadline) {

@@ -26,7 +26,6 @@
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,6 +36,7 @@
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
 #include "transport/shm/shm_record.h"
+#include "util/mutex.h"
 
 namespace weft::transport {
 
@@ -99,25 +99,30 @@ class ShmTransport {
     std::vector<uint8_t> owned;
   };
   struct Outbound {
-    std::mutex mutex;
+    util::Mutex mutex;
     std::atomic<bool> reachable{false};
-    Mailbox mailbox;  // the peer's
-    ShmRing ring;     // the peer's ring for us: we produce
-    std::deque<PendingSend> queue;
-    std::shared_ptr<const Error> failure;
-    bool reported_broken = false;  // the peer broke `ring`, and was failed for it
+    // The peer's. Not guarded: the receiving side wakes the peer and reads its offers here.
+    Mailbox mailbox;
+    ShmRing ring WEFT_GUARDED_BY(mutex);  // the peer's ring for us: we produce
+    std::deque<PendingSend> queue WEFT_GUARDED_BY(mutex);
+    std::shared_ptr<const Error> failure WEFT_GUARDED_BY(mutex);
+    // The peer broke `ring`, and was failed for it.
+    bool reported_broken WEFT_GUARDED_BY(mutex) = false;
   };
   struct Inbound {
-    std::mutex mutex;
-    ShmRing ring;  // our ring for the peer: we consume
+    util::Mutex mutex;
+    // Our ring for the peer: we consume, with `mutex` held. Not guarded: progress() peeks at
+    // empty() (the producer's atomic tail) without it, to skip idle peers.
+    ShmRing ring;
     // A message being copied through in chunks.
-    FrameHeader assembling;
-    BufferPool::Buffer assembled;
-    std::size_t assembled_capacity = 0;
-    std::size_t assembled_bytes = 0;
-    bool in_chunks = false;
+    FrameHeader assembling WEFT_GUARDED_BY(mutex);
+    BufferPool::Buffer assembled WEFT_GUARDED_BY(mutex);
+    std::size_t assembled_capacity WEFT_GUARDED_BY(mutex) = 0;
+    std::size_t assembled_bytes WEFT_GUARDED_BY(mutex) = 0;
+    bool in_chunks WEFT_GUARDED_BY(mutex) = false;
     // The peer wrote something broken (`broken_because`, set before `broken`): the ring is not
-    // read again, and the peer is failed once (`reported`), with no lock of ours held.
+    // read again, and the peer is failed once (`reported`), with no lock of ours held. Not
+    // guarded: written with `mutex` held, read after `broken` is seen set (release/acquire).
     std::atomic<bool> broken{false};
     std::atomic<bool> reported{false};
     std::string broken_because;
@@ -130,15 +135,16 @@ class ShmTransport {
   };
 
   // --- sending (the peer's outbound lock held) ---
-  bool flush_locked(int peer, Outbound& out);
+  bool flush_locked(int peer, Outbound& out) WEFT_REQUIRES(out.mutex);
   // Writes as much of the send as fits; true when it left the queue (written, or offered).
-  bool write_send(int peer, Outbound& out, PendingSend& send);
+  bool write_send(int peer, Outbound& out, PendingSend& send) WEFT_REQUIRES(out.mutex);
+  // Takes offers_mutex_ (after the outbound lock).
   bool try_offer(int peer, Outbound& out, const FrameHeader& header, Request& request,
-                 const RequestPtr& owner);
+                 const RequestPtr& owner) WEFT_REQUIRES(out.mutex) WEFT_EXCLUDES(offers_mutex_);
   // --- receiving (the peer's inbound lock held) ---
-  bool drain_locked(int peer, Inbound& in);
+  bool drain_locked(int peer, Inbound& in) WEFT_REQUIRES(in.mutex);
   // False when the record is broken (in.broken_because says how).
-  bool handle_record(int peer, Inbound& in, const ShmRing::Record& record);
+  bool handle_record(int peer, Inbound& in, const ShmRing::Record& record) WEFT_REQUIRES(in.mutex);
   void deliver_copy(const FrameHeader& header, const uint8_t* payload);
   void take_offer(int peer, const FrameHeader& header, const OfferBody& offer);
   // --- a peer that broke a ring (no lock of ours held) ---
@@ -146,7 +152,7 @@ class ShmTransport {
   void fail_broken_ring_for(int peer);
   void fail_broken_peer(int peer, const std::string& what);
   // --- offers ---
-  bool complete_offers(bool wait_for_lock);
+  bool complete_offers(bool wait_for_lock) WEFT_EXCLUDES(offers_mutex_);
   // --- progress thread ---
   void run_progress();
 
@@ -161,10 +167,10 @@ class ShmTransport {
   // Sends queued for lack of room plus offers not yet taken: an idle poll looks at nothing else.
   std::atomic<int> unfinished_sends_{0};
 
-  std::mutex offers_mutex_;
-  std::vector<Offer> offers_;
-  std::vector<int> free_slots_;
-  uint32_t generations_[kOfferSlots] = {};
+  util::Mutex offers_mutex_;
+  std::vector<Offer> offers_ WEFT_GUARDED_BY(offers_mutex_);
+  std::vector<int> free_slots_ WEFT_GUARDED_BY(offers_mutex_);
+  uint32_t generations_[kOfferSlots] WEFT_GUARDED_BY(offers_mutex_) = {};
 
   std::atomic<bool> stopping_{false};
   std::thread progress_thread_;

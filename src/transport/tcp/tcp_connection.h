@@ -16,7 +16,6 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "transport/matcher.h"
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
+#include "util/mutex.h"
 #include "util/socket.h"
 
 namespace weft::transport {
@@ -89,41 +89,51 @@ class TcpConnection {
   bool goodbye_received = false;
 
   // --- outbound (send_mutex) -----------------------------------------------------------------
-  std::mutex send_mutex;
-  bool ready = false;   // handshake done: frames may be written
-  bool broken = false;  // writes failed or the peer failed: frames are dropped
-  std::deque<OutboundFrame> queue;
+  util::Mutex send_mutex WEFT_ACQUIRED_BEFORE(watch_mutex);
+  bool ready WEFT_GUARDED_BY(send_mutex) = false;   // handshake done: frames may be written
+  bool broken WEFT_GUARDED_BY(send_mutex) = false;  // writes failed or the peer failed: dropped
+  std::deque<OutboundFrame> queue WEFT_GUARDED_BY(send_mutex);
 
   // --- what the event loop watches, once ready (watch_mutex) ---------------------------------
-  std::mutex watch_mutex;
-  bool want_write = false;   // frames wait for EPOLLOUT; written under send_mutex too
-  bool read_by_loop = true;  // false while a waiting thread reads it (EPOLLIN not watched)
-  uint32_t watched = 0;      // the events last given to epoll
+  util::Mutex watch_mutex;
+  // Frames wait for EPOLLOUT; written under send_mutex too.
+  bool want_write WEFT_GUARDED_BY(watch_mutex) = false;
+  // False while a waiting thread reads it (EPOLLIN not watched).
+  bool read_by_loop WEFT_GUARDED_BY(watch_mutex) = true;
+  uint32_t watched WEFT_GUARDED_BY(watch_mutex) = 0;  // the events last given to epoll
+  // want_write as seen with send_mutex held, not watch_mutex: every write of it holds both.
+  // Not analysed: the analysis knows one guard per member.
+  bool want_write_for_sender() const WEFT_REQUIRES(send_mutex) WEFT_NO_THREAD_SAFETY_ANALYSIS {
+    return want_write;
+  }
 
   // Writes queued frames until the queue is empty or the socket is full. Completes the
   // requests of fully written frames. Returns false when the socket failed (errno in *error).
-  bool flush_locked(int* error);
+  bool flush_locked(int* error) WEFT_REQUIRES(send_mutex);
 
   // --- inbound (in_mutex) --------------------------------------------------------------------
-  std::mutex in_mutex;
-  std::vector<uint8_t> staging;
-  std::size_t staged_begin = 0;
-  std::size_t staged_end = 0;
-  bool in_payload = false;
-  FrameHeader current;
-  uint64_t payload_left = 0;
-  uint8_t* payload_target = nullptr;  // null: discard the payload
-  RequestPtr bound_receive;           // the receive the payload goes to
-  UnexpectedMessage* bound_unexpected = nullptr;
-  std::vector<uint8_t> control_payload;
+  util::Mutex in_mutex WEFT_ACQUIRED_BEFORE(send_mutex);
+  std::vector<uint8_t> staging WEFT_GUARDED_BY(in_mutex);
+  std::size_t staged_begin WEFT_GUARDED_BY(in_mutex) = 0;
+  std::size_t staged_end WEFT_GUARDED_BY(in_mutex) = 0;
+  bool in_payload WEFT_GUARDED_BY(in_mutex) = false;
+  FrameHeader current WEFT_GUARDED_BY(in_mutex);
+  uint64_t payload_left WEFT_GUARDED_BY(in_mutex) = 0;
+  uint8_t* payload_target WEFT_GUARDED_BY(in_mutex) = nullptr;  // null: discard the payload
+  RequestPtr bound_receive WEFT_GUARDED_BY(in_mutex);           // the receive the payload goes to
+  UnexpectedMessage* bound_unexpected WEFT_GUARDED_BY(in_mutex) = nullptr;
+  std::vector<uint8_t> control_payload WEFT_GUARDED_BY(in_mutex);
 
-  std::size_t staged() const { return staged_end - staged_begin; }
+  std::size_t staged() const WEFT_REQUIRES(in_mutex) { return staged_end - staged_begin; }
+  // `current`, for a reference kept while it is handled (the analysis checks the lock here,
+  // where the reference is taken: it does not follow a reference to a guarded member).
+  const FrameHeader& current_frame() const WEFT_REQUIRES(in_mutex) { return current; }
   // Moves staged bytes to the front so that more can be read.
-  void compact();
+  void compact() WEFT_REQUIRES(in_mutex);
   // The handshake is done: room to read frames (in_mutex held; staged bytes are kept).
-  void grow_staging();
+  void grow_staging() WEFT_REQUIRES(in_mutex);
   // Closed: gives back the inbound buffers (in_mutex held, so that no reader is using them).
-  void release_inbound_buffers();
+  void release_inbound_buffers() WEFT_REQUIRES(in_mutex);
 };
 
 }  // namespace weft::transport

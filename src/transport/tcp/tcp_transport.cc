@@ -91,7 +91,7 @@ const TcpTransport::Listener* TcpTransport::listener_of(const void* tag) const {
 }
 
 void TcpTransport::set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   for (std::size_t peer = 0; peer < candidates.size() && peer < peers_.size(); ++peer) {
     if (candidates[peer].empty()) continue;
     peers_[peer]->candidates = std::move(candidates[peer]);
@@ -100,7 +100,7 @@ void TcpTransport::set_peer_candidates(std::vector<std::vector<util::SocketAddre
 }
 
 void TcpTransport::set_peer_lookup(PeerLookup lookup) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   peer_lookup_ = std::move(lookup);
 }
 
@@ -109,7 +109,7 @@ std::shared_ptr<const Error> TcpTransport::learn_address_of(int peer) {
   if (state.known.load(std::memory_order_acquire)) return nullptr;
   PeerLookup lookup;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     lookup = peer_lookup_;
   }
   const std::string whose = "rank " + std::to_string(options_.rank) + " cannot tell where rank " +
@@ -124,7 +124,7 @@ std::shared_ptr<const Error> TcpTransport::learn_address_of(int peer) {
   if (candidates.empty()) {
     return peer_error(peer, ErrorCode::kInternal, whose + ": it published no address");
   }
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   if (!state.known.load(std::memory_order_relaxed)) {
     state.candidates = std::move(candidates);
     state.known.store(true, std::memory_order_release);
@@ -139,7 +139,7 @@ void TcpTransport::set_peer_addresses(std::vector<util::SocketAddress> addresses
 }
 
 std::string TcpTransport::peer_address(int peer) const {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   return address_of_peer(peer);
 }
 
@@ -158,7 +158,7 @@ std::string TcpTransport::address_of_peer(int peer) const {
 }
 
 void TcpTransport::set_listener(TransportListener listener) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   listener_ = std::move(listener);
 }
 
@@ -196,7 +196,7 @@ void TcpTransport::post_send(const RequestPtr& request) {
         return;
       }
     }
-    std::unique_lock lock(mutex_);
+    util::UniqueLock lock(mutex_);
     auto aborted = aborted_contexts_.find(request->context);
     if (shutting_down_ || aborted != aborted_contexts_.end() || peer.failed.load()) {
       auto error = peer.failure ? peer.failure
@@ -225,7 +225,7 @@ void TcpTransport::post_recv(const RequestPtr& request) {
       util::log_debug(util::Subsys::kTransport, [&] { return error->message(); });
     }
   }
-  std::unique_lock lock(mutex_);
+  util::UniqueLock lock(mutex_);
   if (shutting_down_) {
     lock.unlock();
     request->fail(make_error(ErrorCode::kAborted, "the transport is shutting down"));
@@ -286,7 +286,7 @@ void TcpTransport::deliver(const FrameHeader& header, const PayloadFill& fill) {
   std::shared_ptr<const Error> mismatch;
   std::shared_ptr<const Error> lost;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     receive = matcher_.take_posted(header);
     if (receive) {
       mismatch = check_fit(*receive, header);
@@ -331,14 +331,14 @@ void TcpTransport::connect_to(int peer) {
     util::log_warn(util::Subsys::kTransport, [&] { return error->message(); });
     return;
   }
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   if (shutting_down_ || peer == options_.rank || peers_[peer]->failed.load()) return;
   sender_for_locked(peer);
 }
 
 void TcpTransport::set_peer_leaving_hook(
     std::function<void(int peer, const std::shared_ptr<const Error>& why)> hook) {
-  std::lock_guard lock(mutex_);
+  util::MutexLock lock(mutex_);
   peer_leaving_hook_ = std::move(hook);
 }
 
@@ -390,7 +390,7 @@ bool TcpTransport::dial_next_candidate(TcpConnection* connection, const std::str
   const auto now = std::chrono::steady_clock::now();
   util::SocketAddress next;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     Peer& peer = *peers_[connection->peer];
     if (!peer.dial || shutting_down_ || peer.failed.load()) return false;
     if (!peer.dial->advance(outcome, now)) return false;
@@ -411,8 +411,8 @@ bool TcpTransport::dial_next_candidate(TcpConnection* connection, const std::str
   {
     // The same connection object keeps the frames queued for the peer and stays its sender;
     // only its socket and handshake start over.
-    std::lock_guard send_lock(connection->send_mutex);
-    std::lock_guard watch_lock(connection->watch_mutex);
+    util::MutexLock send_lock(connection->send_mutex);
+    util::MutexLock watch_lock(connection->watch_mutex);
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
     connection->fd = std::move(fd);
     connection->address = next.to_string();
@@ -431,7 +431,7 @@ void TcpTransport::fail_unreachable_peer(TcpConnection* connection, const std::s
   std::string failures;
   std::size_t tried = 1;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (const std::optional<CandidateDial>& dial = peers_[peer]->dial) {
       failures = dial->failures();
       tried = dial->size();
@@ -441,7 +441,7 @@ void TcpTransport::fail_unreachable_peer(TcpConnection* connection, const std::s
   // The peer may have connected to us meanwhile and sent something before it left.
   drain_siblings(connection);
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (shutting_down_) return;
   }
   std::string what;
@@ -463,7 +463,7 @@ void TcpTransport::note_reached(TcpConnection* connection) {
   const int peer = connection->peer;
   std::string failures;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     Peer& state = *peers_[peer];
     if (!state.dial) return;
     const std::vector<util::SocketAddress>& candidates = state.candidates;
@@ -513,7 +513,7 @@ void TcpTransport::rewatch_locked(TcpConnection* connection) {
 // ------------------------------------------------------------------------------------------
 
 void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
-  std::unique_lock lock(connection->send_mutex);
+  util::UniqueLock lock(connection->send_mutex);
   if (connection->broken) {
     Peer& peer = *peers_[connection->peer];
     if (!peer.failed.load()) {
@@ -525,7 +525,7 @@ void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
     lock.unlock();
     std::shared_ptr<const Error> error;
     {
-      std::lock_guard state_lock(mutex_);
+      util::MutexLock state_lock(mutex_);
       error = peer.failure;
     }
     if (frame.request) frame.request->fail(error);
@@ -548,7 +548,7 @@ void TcpTransport::flush_locked(TcpConnection* connection) {
   if (!written) {
     // The read side sees the same socket error and fails the peer with a clear message.
     connection->broken = true;
-    std::lock_guard lock(connection->watch_mutex);
+    util::MutexLock lock(connection->watch_mutex);
     if (std::exchange(connection->want_write, false)) {
       writers_waiting_.fetch_sub(1, std::memory_order_relaxed);
     }
@@ -557,8 +557,8 @@ void TcpTransport::flush_locked(TcpConnection* connection) {
   // EPOLLOUT is watched only while something is queued: a writable socket would wake the loop
   // on every turn.
   const bool queued = !connection->queue.empty();
-  if (queued == connection->want_write) return;
-  std::lock_guard lock(connection->watch_mutex);
+  if (queued == connection->want_write_for_sender()) return;
+  util::MutexLock lock(connection->watch_mutex);
   connection->want_write = queued;
   writers_waiting_.fetch_add(queued ? 1 : -1, std::memory_order_relaxed);
   rewatch_locked(connection);
@@ -590,7 +590,7 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
                                      const std::string& text, int except_peer) {
   std::vector<TcpConnection*> targets;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (int peer = 0; peer < options_.world_size; ++peer) {
       if (peer == except_peer || peer == options_.rank || peers_[peer]->failed.load()) continue;
       // Every connection, not one: the peer reads them independently, and the news must be
@@ -690,7 +690,7 @@ void TcpTransport::adopt_incoming(util::Fd fd, const std::string& address) {
   connection->state = ConnectionState::kAwaitHello;
   TcpConnection* raw = connection.get();
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     adopt_locked(std::move(connection));
   }
   watch(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
@@ -736,7 +736,7 @@ void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
   }
   if (events & EPOLLOUT) on_writable(connection);
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-    std::lock_guard in_lock(connection->in_mutex);
+    util::MutexLock in_lock(connection->in_mutex);
     std::string why;
     bool alive;
     try {
@@ -768,20 +768,20 @@ void TcpTransport::on_connected(TcpConnection* connection) {
       // The handshake's timeout counts from here: connecting has its own.
       connection->accepted_at = std::chrono::steady_clock::now();
       connection->state = ConnectionState::kAwaitChallenge;
-      std::lock_guard lock(connection->send_mutex);
+      util::MutexLock lock(connection->send_mutex);
       watch(connection, EPOLLIN | EPOLLRDHUP);
       return;
     }
     error = errno != 0 ? errno : EPROTO;
   }
-  std::lock_guard in_lock(connection->in_mutex);
+  util::MutexLock in_lock(connection->in_mutex);
   std::string outcome = error == ECONNREFUSED ? "refused" : strerror(error);
   if (dial_next_candidate(connection, outcome)) return;
   fail_unreachable_peer(connection, outcome);
 }
 
 void TcpTransport::on_writable(TcpConnection* connection) {
-  std::lock_guard lock(connection->send_mutex);
+  util::MutexLock lock(connection->send_mutex);
   if (connection->ready) flush_locked(connection);
 }
 
@@ -917,7 +917,7 @@ bool TcpTransport::on_proof(TcpConnection* connection, const uint8_t* bytes, std
     return false;
   }
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     connection->peer = static_cast<int>(handshake.connecting_rank);
     Peer& peer = *peers_[connection->peer];
     peer.connections.push_back(connection);
@@ -1017,7 +1017,7 @@ void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode 
   if (dial_next_candidate(connection, "failed the handshake (" + why + ")")) return;
   std::string tried;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (peers_[peer]->dial && peers_[peer]->dial->size() > 1) {
       tried = " (tried " + peers_[peer]->dial->failures() + ")";
     }
@@ -1041,7 +1041,7 @@ void TcpTransport::became_ready(TcpConnection* connection) {
   // aborted, go ahead of anything else on this connection.
   std::vector<OutboundFrame> news;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (std::atomic<TcpConnection*>& slot : peers_[connection->peer]->inbound) {
       if (slot.load(std::memory_order_relaxed)) continue;
       slot.store(connection, std::memory_order_release);
@@ -1056,7 +1056,7 @@ void TcpTransport::became_ready(TcpConnection* connection) {
       news.push_back(control_frame(FrameKind::kContextAbort, context, 0, reason->message()));
     }
   }
-  std::lock_guard lock(connection->send_mutex);
+  util::MutexLock lock(connection->send_mutex);
   for (auto it = news.rbegin(); it != news.rend(); ++it) {
     connection->queue.push_front(std::move(*it));
   }
@@ -1096,7 +1096,7 @@ void TcpTransport::parse_frames(TcpConnection* connection) {
 // Every length and rank in a header is checked before anything is allocated or matched for it:
 // a frame no weft rank sends drops the peer (drop_broken_stream), never the rank.
 void TcpTransport::begin_frame(TcpConnection* connection) {
-  const FrameHeader& header = connection->current;
+  const FrameHeader& header = connection->current_frame();
   if (std::string wrong = what_is_wrong_with(connection, header); !wrong.empty()) {
     drop_broken_stream(connection, wrong);
     return;
@@ -1115,7 +1115,7 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
   std::shared_ptr<const Error> mismatch;
   bool unallocatable = false;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     receive = matcher_.take_posted(header);
     if (!receive) {
       // Nobody waits for this tag, but someone may wait for another message of the same
@@ -1173,7 +1173,7 @@ void TcpTransport::drop_broken_stream(TcpConnection* connection, const std::stri
 void TcpTransport::finish_frame(TcpConnection* connection) {
   connection->in_payload = false;
   connection->payload_target = nullptr;
-  const FrameHeader& header = connection->current;
+  const FrameHeader& header = connection->current_frame();
   if (header.kind != FrameKind::kData) {
     handle_control(connection);
     return;
@@ -1188,7 +1188,7 @@ void TcpTransport::finish_frame(TcpConnection* connection) {
     connection->bound_unexpected = nullptr;
     RequestPtr claimed;
     {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       message->complete = true;
       claimed = std::move(message->claimed_by);
       if (claimed) {
@@ -1206,7 +1206,7 @@ void TcpTransport::finish_frame(TcpConnection* connection) {
 }
 
 void TcpTransport::handle_control(TcpConnection* connection) {
-  const FrameHeader& header = connection->current;
+  const FrameHeader& header = connection->current_frame();
   std::string text(connection->control_payload.begin(), connection->control_payload.end());
   std::string from = "rank " + std::to_string(connection->peer);
   if (header.kind == FrameKind::kPeerFailed) {
@@ -1225,10 +1225,10 @@ void TcpTransport::handle_control(TcpConnection* connection) {
 // Every caller holds the connection's in_mutex, so no reader is using its buffers.
 void TcpTransport::close_connection(TcpConnection* connection) {
   {
-    std::lock_guard lock(connection->send_mutex);
+    util::MutexLock lock(connection->send_mutex);
     // Under watch_mutex: a poller re-watching it must never touch the fd once it is closed (its
     // number may already belong to another socket).
-    std::lock_guard watch_lock(connection->watch_mutex);
+    util::MutexLock watch_lock(connection->watch_mutex);
     connection->state = ConnectionState::kClosed;
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
     connection->ready = false;
@@ -1251,7 +1251,7 @@ void TcpTransport::destroy_closed_strangers() {
   if (!strangers_closed_.exchange(false, std::memory_order_relaxed)) return;
   std::vector<std::unique_ptr<TcpConnection>> doomed;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (std::unique_ptr<TcpConnection>& connection : connections_) {
       if (is_stranger(*connection) && connection->state == ConnectionState::kClosed) {
         doomed.push_back(std::move(connection));
@@ -1264,7 +1264,7 @@ void TcpTransport::destroy_closed_strangers() {
 void TcpTransport::drain_siblings(TcpConnection* lost) {
   std::vector<TcpConnection*> siblings;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (TcpConnection* connection : peers_[lost->peer]->connections) {
       if (connection != lost && connection->state == ConnectionState::kReady) {
         siblings.push_back(connection);
@@ -1273,7 +1273,7 @@ void TcpTransport::drain_siblings(TcpConnection* lost) {
   }
   for (TcpConnection* sibling : siblings) {
     // Only the event loop holds two in_mutexes at once, so this cannot deadlock.
-    std::lock_guard in_lock(sibling->in_mutex);
+    util::MutexLock in_lock(sibling->in_mutex);
     std::string ignored;
     bool alive;
     try {
@@ -1300,7 +1300,7 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
   bool we_stop;
   std::shared_ptr<const Error> earlier_death;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     we_stop = shutting_down_;
     earlier_death = first_death_;
     if (connection->bound_unexpected) {
@@ -1339,7 +1339,7 @@ void TcpTransport::drop_stale_handshakes() {
   std::vector<TcpConnection*> stale;
   std::vector<TcpConnection*> stale_connects;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     stale_connects = stale_connects_locked(now);
     for (auto& connection : connections_) {
       if (in_handshake(connection->state) &&
@@ -1349,11 +1349,11 @@ void TcpTransport::drop_stale_handshakes() {
     }
   }
   for (TcpConnection* connection : stale_connects) {
-    std::lock_guard in_lock(connection->in_mutex);
+    util::MutexLock in_lock(connection->in_mutex);
     if (connection->state != ConnectionState::kConnecting) continue;
     std::string outcome;
     {
-      std::lock_guard lock(mutex_);
+      util::MutexLock lock(mutex_);
       outcome = "timed out after " +
                 std::to_string(peers_[connection->peer]->dial->connect_budget().count()) + " ms";
     }
@@ -1362,7 +1362,7 @@ void TcpTransport::drop_stale_handshakes() {
   std::string within = " within " + std::to_string(options_.handshake_timeout.count()) +
                        " ms (WEFT_HANDSHAKE_TIMEOUT)";
   for (TcpConnection* connection : stale) {
-    std::lock_guard in_lock(connection->in_mutex);
+    util::MutexLock in_lock(connection->in_mutex);
     if (!in_handshake(connection->state)) continue;
     if (connection->outgoing) {
       fail_outgoing_handshake(connection, ErrorCode::kTimeout,
@@ -1380,7 +1380,7 @@ void TcpTransport::drop_stale_handshakes() {
 void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool flood) {
   std::function<void(int, const std::shared_ptr<const Error>&)> leaving;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (peers_[peer]->failed.load()) return;
     leaving = peer_leaving_hook_;
   }
@@ -1390,7 +1390,7 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
   std::list<RequestPtr> victims;
   TransportListener listener;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     Peer& state = *peers_[peer];
     if (state.failed.load()) return;
     state.failure = error;
@@ -1401,7 +1401,7 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
     victims = matcher_.take_posted_from(peer);
     victims.splice(victims.end(), matcher_.take_claims_from(peer));
     for (TcpConnection* connection : state.connections) {
-      std::lock_guard send_lock(connection->send_mutex);
+      util::MutexLock send_lock(connection->send_mutex);
       connection->broken = true;
       for (OutboundFrame& frame : connection->queue) {
         if (frame.request) victims.push_back(std::move(frame.request));
@@ -1415,7 +1415,7 @@ void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool 
   if (flood) {
     broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), error->message(),
                       peer);
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     --floods_in_flight_;
   }
   for (const RequestPtr& victim : victims) victim->fail(error);
@@ -1428,7 +1428,7 @@ void TcpTransport::fail_context(uint64_t context, std::shared_ptr<const Error> e
   std::list<RequestPtr> victims;
   TransportListener listener;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (!aborted_contexts_.emplace(context, error).second) return;
     victims = matcher_.take_posted_of_context(context);
     listener = listener_;
@@ -1448,7 +1448,7 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
     if (request.peer == options_.rank) return false;
     TcpConnection* connection = peers_[request.peer]->sender.load();
     if (!connection) return false;
-    std::lock_guard lock(connection->send_mutex);
+    util::MutexLock lock(connection->send_mutex);
     for (auto it = connection->queue.begin(); it != connection->queue.end(); ++it) {
       if (it->request.get() != &request) continue;
       if (it->sent == 0) {
@@ -1466,7 +1466,7 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
   }
   std::vector<TcpConnection*> candidates;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (matcher_.erase_posted(&request) || matcher_.release_claim(&request)) {
       request.fail(reason);
       return true;
@@ -1481,7 +1481,7 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
     }
   }
   for (TcpConnection* connection : candidates) {
-    std::lock_guard in_lock(connection->in_mutex);
+    util::MutexLock in_lock(connection->in_mutex);
     if (connection->bound_receive.get() != &request) continue;
     connection->bound_receive.reset();
     connection->payload_target = nullptr;  // the rest of the payload is dropped
@@ -1518,7 +1518,7 @@ void TcpTransport::start_polling(const Request& request) {
     return;
   }
   Peer& peer = *peers_[request.peer];
-  std::lock_guard lock(peer.poll_mutex);
+  util::MutexLock lock(peer.poll_mutex);
   if (peer.pollers++ > 0) return;
   if (std::exchange(peer.lingering, false)) lingering_.fetch_sub(1, std::memory_order_relaxed);
   unwatch_inbound_locked(peer);
@@ -1527,7 +1527,7 @@ void TcpTransport::start_polling(const Request& request) {
 void TcpTransport::stop_polling(const Request& request) {
   if (request.peer < 0 || request.peer == options_.rank) return;
   Peer& peer = *peers_[request.peer];
-  std::lock_guard lock(peer.poll_mutex);
+  util::MutexLock lock(peer.poll_mutex);
   if (--peer.pollers > 0) return;
   if (!request.done()) {
     watch_inbound_locked(peer);  // the waiter goes to sleep: the loop must read for it
@@ -1548,7 +1548,7 @@ void TcpTransport::unwatch_inbound_locked(Peer& peer) {
     if (!connection) break;
     // The poller reads this connection itself; the loop, woken for the same bytes, would only
     // take the core from it.
-    std::lock_guard watch_lock(connection->watch_mutex);
+    util::MutexLock watch_lock(connection->watch_mutex);
     if (connection->state != ConnectionState::kReady || !connection->read_by_loop) continue;
     connection->read_by_loop = false;
     rewatch_locked(connection);
@@ -1560,7 +1560,7 @@ void TcpTransport::watch_inbound_locked(Peer& peer) {
     TcpConnection* connection = slot.load(std::memory_order_acquire);
     if (!connection) break;
     // Level-triggered: bytes that came after the poller's last read wake the loop at once.
-    std::lock_guard watch_lock(connection->watch_mutex);
+    util::MutexLock watch_lock(connection->watch_mutex);
     if (connection->read_by_loop) continue;
     connection->read_by_loop = true;
     if (connection->state != ConnectionState::kClosed) rewatch_locked(connection);
@@ -1570,7 +1570,7 @@ void TcpTransport::watch_inbound_locked(Peer& peer) {
 void TcpTransport::watch_every_lingering(std::chrono::steady_clock::time_point idle_before) {
   if (lingering_.load(std::memory_order_relaxed) == 0) return;
   for (const std::unique_ptr<Peer>& peer : peers_) {
-    std::lock_guard lock(peer->poll_mutex);
+    util::MutexLock lock(peer->poll_mutex);
     if (!peer->lingering || peer->polled_until > idle_before) continue;
     peer->lingering = false;
     lingering_.fetch_sub(1, std::memory_order_relaxed);
@@ -1588,8 +1588,9 @@ void TcpTransport::wake_loop_for_lingering() {
 }
 
 void TcpTransport::read_ready(TcpConnection* connection) {
-  std::unique_lock in_lock(connection->in_mutex, std::try_to_lock);
-  if (!in_lock || connection->state != ConnectionState::kReady) return;
+  if (!connection->in_mutex.try_lock()) return;
+  util::MutexLock in_lock(connection->in_mutex, std::adopt_lock);
+  if (connection->state != ConnectionState::kReady) return;
   std::string ignored;
   try {
     // A connection that ended is left to the event loop, which sees the same end of stream
@@ -1600,8 +1601,9 @@ void TcpTransport::read_ready(TcpConnection* connection) {
 }
 
 void TcpTransport::write_queued(TcpConnection* connection) {
-  std::unique_lock lock(connection->send_mutex, std::try_to_lock);
-  if (!lock || !connection->ready || connection->broken || connection->queue.empty()) return;
+  if (!connection->send_mutex.try_lock()) return;
+  util::MutexLock lock(connection->send_mutex, std::adopt_lock);
+  if (!connection->ready || connection->broken || connection->queue.empty()) return;
   flush_locked(connection);
 }
 
@@ -1615,7 +1617,7 @@ void TcpTransport::write_every_queue() {
 void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   std::list<RequestPtr> victims;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     if (shutting_down_) return;
     shutting_down_ = true;
     victims = matcher_.take_all_posted();
@@ -1624,9 +1626,9 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   for (const RequestPtr& victim : victims) victim->fail(aborted);
 
   auto queues_empty = [this] {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (auto& connection : connections_) {
-      std::lock_guard send_lock(connection->send_mutex);
+      util::MutexLock send_lock(connection->send_mutex);
       if (!connection->broken && connection->ready && !connection->queue.empty()) return false;
     }
     return true;
@@ -1639,7 +1641,7 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   // A failure being told to the others must go out before our goodbye (a thread that saw the
   // failure early may already be shutting us down).
   auto floods_done = [this] {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     return floods_in_flight_ == 0;
   };
   while (!floods_done() && std::chrono::steady_clock::now() < flush_deadline) {
@@ -1649,7 +1651,7 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   // A connection still in its handshake would close without a goodbye, and its peer would take
   // us for dead: let the handshakes finish first.
   auto handshakes_done = [this] {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (auto& connection : connections_) {
       ConnectionState state = connection->state.load();
       if (state == ConnectionState::kConnecting || in_handshake(state)) {
@@ -1665,7 +1667,7 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   }
   std::vector<TcpConnection*> ready;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (auto& connection : connections_) {
       if (connection->state == ConnectionState::kReady) ready.push_back(connection.get());
     }
@@ -1684,9 +1686,9 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
 
   std::list<RequestPtr> unsent;
   {
-    std::lock_guard lock(mutex_);
+    util::MutexLock lock(mutex_);
     for (auto& connection : connections_) {
-      std::lock_guard send_lock(connection->send_mutex);
+      util::MutexLock send_lock(connection->send_mutex);
       for (OutboundFrame& frame : connection->queue) {
         if (frame.request) unsent.push_back(std::move(frame.request));
       }

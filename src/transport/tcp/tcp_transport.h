@@ -34,7 +34,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -46,6 +45,7 @@
 #include "transport/tcp/candidate_dial.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/transport.h"
+#include "util/mutex.h"
 #include "util/socket.h"
 
 namespace weft::transport {
@@ -120,10 +120,10 @@ class TcpTransport final : public Transport, public MessageSink {
     std::atomic<TcpConnection*> inbound[2] = {};
     // Threads polling a request with this peer: they read the inbound connections, which the
     // loop does not watch for input meanwhile, nor while they linger after the last poller left.
-    std::mutex poll_mutex;
-    int pollers = 0;
-    bool lingering = false;
-    std::chrono::steady_clock::time_point polled_until;
+    util::Mutex poll_mutex;
+    int pollers WEFT_GUARDED_BY(poll_mutex) = 0;
+    bool lingering WEFT_GUARDED_BY(poll_mutex) = false;
+    std::chrono::steady_clock::time_point polled_until WEFT_GUARDED_BY(poll_mutex);
     // The peer's addresses in the order to try them, set once under mutex_ before `known`.
     std::vector<util::SocketAddress> candidates;
     std::atomic<bool> known{false};
@@ -142,35 +142,41 @@ class TcpTransport final : public Transport, public MessageSink {
   std::shared_ptr<const Error> learn_address_of(int peer);
 
   // --- connections (mutex_ held) ---
-  TcpConnection* sender_for_locked(int peer);
-  TcpConnection* connect_locked(int peer);
+  TcpConnection* sender_for_locked(int peer) WEFT_REQUIRES(mutex_);
+  TcpConnection* connect_locked(int peer) WEFT_REQUIRES(mutex_);
   // --- the tour of a peer's addresses (event loop, the connection's in_mutex held) ---
   // The current address failed (`outcome`): points the connection at the next one and starts
   // connecting; false when none is left.
-  bool dial_next_candidate(TcpConnection* connection, const std::string& outcome);
+  bool dial_next_candidate(TcpConnection* connection, const std::string& outcome)
+      WEFT_REQUIRES(connection->in_mutex);
   // No address of the peer could be connected to: it is failed, naming each.
-  void fail_unreachable_peer(TcpConnection* connection, const std::string& outcome);
+  void fail_unreachable_peer(TcpConnection* connection, const std::string& outcome)
+      WEFT_REQUIRES(connection->in_mutex);
   // The handshake succeeded on the current address: it is the peer's from now on.
-  void note_reached(TcpConnection* connection);
+  void note_reached(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   // Outgoing connections whose connect outlived their budget (mutex_ held).
-  std::vector<TcpConnection*> stale_connects_locked(std::chrono::steady_clock::time_point now);
+  std::vector<TcpConnection*> stale_connects_locked(std::chrono::steady_clock::time_point now)
+      WEFT_REQUIRES(mutex_);
   std::string address_of_peer(int peer) const;
-  void adopt_locked(std::unique_ptr<TcpConnection> connection);
-  void watch(TcpConnection* connection, uint32_t events, bool add = false);
+  void adopt_locked(std::unique_ptr<TcpConnection> connection) WEFT_REQUIRES(mutex_);
+  // Not analysed: writes connection->watched, guarded by watch_mutex once the connection is
+  // ready (rewatch_locked); before, only the thread that made it or the event loop touches it.
+  void watch(TcpConnection* connection, uint32_t events,
+             bool add = false) WEFT_NO_THREAD_SAFETY_ANALYSIS;
   // Gives epoll what a ready connection needs now (watch_mutex held).
-  void rewatch_locked(TcpConnection* connection);
+  void rewatch_locked(TcpConnection* connection) WEFT_REQUIRES(connection->watch_mutex);
 
   // --- sending ---
   void enqueue(TcpConnection* connection, OutboundFrame frame);
   // Writes what the socket takes and watches EPOLLOUT exactly while frames remain (send_mutex).
-  void flush_locked(TcpConnection* connection);
+  void flush_locked(TcpConnection* connection) WEFT_REQUIRES(connection->send_mutex);
   // --- progress by the waiting thread (try-locks: the event loop may be there already) ---
   void read_ready(TcpConnection* connection);
   void write_queued(TcpConnection* connection);
   void write_every_queue();
   // The loop stops / starts watching a peer's inbound connections for input (poll_mutex held).
-  void unwatch_inbound_locked(Peer& peer);
-  void watch_inbound_locked(Peer& peer);
+  void unwatch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
+  void watch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
   // ... every lingering one whose last poller left before `idle_before`.
   void watch_every_lingering(std::chrono::steady_clock::time_point idle_before);
   void wake_loop_for_lingering();
@@ -192,30 +198,39 @@ class TcpTransport final : public Transport, public MessageSink {
   void on_connected(TcpConnection* connection);
   void on_writable(TcpConnection* connection);
   // Reads and handles everything available; false when the connection ended.
-  bool read_available(TcpConnection* connection, std::string* why);
+  bool read_available(TcpConnection* connection, std::string* why)
+      WEFT_REQUIRES(connection->in_mutex);
   // The handshake (handshake.h): parse_handshake handles the next message of the connection's
   // state; true when it handled one and the connection lives on.
-  bool parse_handshake(TcpConnection* connection);
-  bool on_hello(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
-  bool on_proof(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
-  bool on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
-  bool on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size);
+  bool parse_handshake(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  bool on_hello(TcpConnection* connection, const uint8_t* bytes, std::size_t size)
+      WEFT_REQUIRES(connection->in_mutex);
+  bool on_proof(TcpConnection* connection, const uint8_t* bytes, std::size_t size)
+      WEFT_REQUIRES(connection->in_mutex);
+  bool on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size)
+      WEFT_REQUIRES(connection->in_mutex);
+  bool on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size)
+      WEFT_REQUIRES(connection->in_mutex);
   bool send_handshake(TcpConnection* connection, const std::vector<uint8_t>& message);
-  void refuse_incoming(TcpConnection* connection, const std::string& why);
-  void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why);
-  void parse_frames(TcpConnection* connection);
-  void begin_frame(TcpConnection* connection);
+  void refuse_incoming(TcpConnection* connection, const std::string& why)
+      WEFT_REQUIRES(connection->in_mutex);
+  void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why)
+      WEFT_REQUIRES(connection->in_mutex);
+  void parse_frames(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  void begin_frame(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   // Why a header cannot be from a weft rank on this connection; empty when it can.
   std::string what_is_wrong_with(const TcpConnection* connection, const FrameHeader& header) const;
-  void drop_broken_stream(TcpConnection* connection, const std::string& what);
-  void finish_frame(TcpConnection* connection);
-  void handle_control(TcpConnection* connection);
-  void became_ready(TcpConnection* connection);
-  void close_connection(TcpConnection* connection);
+  void drop_broken_stream(TcpConnection* connection, const std::string& what)
+      WEFT_REQUIRES(connection->in_mutex);
+  void finish_frame(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  void handle_control(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  void became_ready(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  void close_connection(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   // A connection that has not become a rank's (nothing but connections_ refers to it).
   static bool is_stranger(const TcpConnection& connection);
   void destroy_closed_strangers();
-  void on_connection_lost(TcpConnection* connection, const std::string& why);
+  void on_connection_lost(TcpConnection* connection, const std::string& why)
+      WEFT_REQUIRES(connection->in_mutex);
   void drain_siblings(TcpConnection* lost);
   void drop_stale_handshakes();
 
@@ -232,21 +247,27 @@ class TcpTransport final : public Transport, public MessageSink {
   util::Fd wake_fd_;
   PeerLookup peer_lookup_;  // set before any post
 
-  mutable std::mutex mutex_;
+  // Guards what follows it, and the Peer fields said to be set under it (a nested struct's
+  // members cannot name it in an annotation).
+  mutable util::Mutex mutex_;
+  // One per rank, made by the constructor and never resized: read without the lock.
   std::vector<std::unique_ptr<Peer>> peers_;
   // Every connection made, but strangers' once closed (destroy_closed_strangers).
-  std::vector<std::unique_ptr<TcpConnection>> connections_;
-  std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_;  // with the reason
-  std::shared_ptr<const Error> first_death_;
-  int floods_in_flight_ = 0;
-  std::vector<std::pair<int, std::string>>
-      deaths_;  // told to every peer we meet later  // failures being told to the other peers right
-                // now  // the first peer seen to die, the usual root cause
+  std::vector<std::unique_ptr<TcpConnection>> connections_ WEFT_GUARDED_BY(mutex_);
+  // With the reason.
+  std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_ WEFT_GUARDED_BY(mutex_);
+  // The first peer seen to die, the usual root cause.
+  std::shared_ptr<const Error> first_death_ WEFT_GUARDED_BY(mutex_);
+  // Failures being told to the other peers right now.
+  int floods_in_flight_ WEFT_GUARDED_BY(mutex_) = 0;
+  // Told to every peer we meet later.
+  std::vector<std::pair<int, std::string>> deaths_ WEFT_GUARDED_BY(mutex_);
   BufferPool pool_;
-  Matcher matcher_{pool_};
+  Matcher matcher_ WEFT_GUARDED_BY(mutex_){pool_};
   TransportListener listener_;
-  std::function<void(int, const std::shared_ptr<const Error>&)> peer_leaving_hook_;
-  bool shutting_down_ = false;
+  std::function<void(int, const std::shared_ptr<const Error>&)> peer_leaving_hook_
+      WEFT_GUARDED_BY(mutex_);
+  bool shutting_down_ WEFT_GUARDED_BY(mutex_) = false;
 
   std::chrono::steady_clock::time_point last_handshake_sweep_;                // event loop only
   std::optional<std::chrono::steady_clock::time_point> accept_paused_until_;  // event loop only
