@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,7 +28,7 @@ namespace {
 using coll::AllToAllHeader;
 using testing::error_of;
 using testing::make_call;
-using testing::run_ranks;
+using testing::run_ranks_leaving_in_turn;
 using testing::ThreadRanksOptions;
 
 constexpr int kWorld = 3;
@@ -45,22 +44,13 @@ struct Spoiled {
 
 // Runs an all_to_all of `block` bytes to each member; the buggy member publishes a spoiled
 // header in the first round. Every rank leaves only once all are done (a rank that leaves
-// fails the others' collectives with another error).
+// fails the others' collectives with another error): run_ranks_leaving_in_turn.
 void run_with_a_buggy_member(const Spoiled& spoiled) {
-  std::latch finished(kWorld);
   ThreadRanksOptions options;
   options.timeout = std::chrono::milliseconds(3000);  // bounds a run without the checks
-  run_ranks(
+  run_ranks_leaving_in_turn(
       kWorld,
       [&](ProcessGroup& group) {
-        struct Arrive {
-          std::latch& latch;
-          int rank;
-          ~Arrive() {
-            latch.arrive_and_wait();
-            std::this_thread::sleep_for(std::chrono::milliseconds(10) * rank);
-          }
-        } arrive{finished, group.rank()};
         const int p = group.size(), me = group.rank();
         const std::size_t block = spoiled.block;
         std::vector<std::size_t> bytes(p, block), offsets(p);

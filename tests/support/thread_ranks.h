@@ -76,19 +76,23 @@ inline void run_ranks(int world_size, const std::function<void(ProcessGroup&)>& 
 // TcpTransport::shutdown joins itself (std::terminate, "Resource deadlock avoided"). Leaving in
 // turn keeps goodbyes away from groups being destroyed. Remove once core fixes the race.
 inline void run_ranks_leaving_in_turn(int world_size,
-                                      const std::function<void(ProcessGroup&)>& body) {
+                                      const std::function<void(ProcessGroup&)>& body,
+                                      ThreadRanksOptions options = {}) {
   std::latch finished(world_size);
-  run_ranks(world_size, [&](ProcessGroup& group) {
-    struct Arrive {
-      std::latch& latch;
-      int rank;
-      ~Arrive() {
-        latch.arrive_and_wait();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10) * rank);
-      }
-    } arrive{finished, group.rank()};
-    body(group);
-  });
+  run_ranks(
+      world_size,
+      [&](ProcessGroup& group) {
+        struct Arrive {
+          std::latch& latch;
+          int rank;
+          ~Arrive() {
+            latch.arrive_and_wait();
+            std::this_thread::sleep_for(std::chrono::milliseconds(10) * rank);
+          }
+        } arrive{finished, group.rank()};
+        body(group);
+      },
+      options);
 }
 
 // Deterministic test data every rank can compute: exact in every dtype.
