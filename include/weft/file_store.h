@@ -7,7 +7,7 @@
 // Thread-safe.
 #pragma once
 
-#include <mutex>
+#include <memory>
 #include <string>
 
 #include "weft/export.h"
@@ -36,12 +36,15 @@ class WEFT_API FileStore final : public Store {
 
  private:
   class LockedFile;
+  // One operation of this object's at a time on the file (defined in the library, where the
+  // thread-safety analysis checks that the file is only opened under its lock).
+  class OneAtATime;
   template <typename Fn>
   auto locked(Fn&& fn);
   void wait_for(const std::vector<std::string>& keys, Duration timeout, const char* op);
 
   std::string path_;
-  std::mutex mutex_;
+  std::unique_ptr<OneAtATime> one_at_a_time_;
 };
 
 }  // namespace weft

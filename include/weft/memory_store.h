@@ -4,9 +4,7 @@
 // Thread-safe; blocking calls wait on a condition variable with the deadline.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
 #include "weft/export.h"
 #include "weft/store.h"
@@ -31,14 +29,10 @@ class WEFT_API MemoryStore final : public Store {
   using Store::wait;
 
  private:
-  void wait_locked(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
-                   Duration timeout, const char* op);
-
-  class Table;  // the library's key-value table
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::unique_ptr<Table> table_;
+  // The table, its lock and the condition its waiters sleep on (defined in the library, where
+  // the thread-safety analysis checks that the table is only touched under the lock).
+  class State;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace weft

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -67,11 +66,14 @@ class WEFT_API TcpStore final : public Store {
   template <typename Call>
   auto with_connection(Call&& call);
 
+  // The connections no call is using, under a lock of their own (defined in the library, where
+  // the thread-safety analysis checks it).
+  class IdleConnections;
+
   std::string host_;
   int port_;
   std::string job_token_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<Connection>> idle_;  // mutex_
+  std::unique_ptr<IdleConnections> idle_;
 };
 
 }  // namespace weft

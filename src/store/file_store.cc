@@ -12,6 +12,7 @@
 #include "util/byte_codec.h"
 #include "util/deadline.h"
 #include "util/log.h"
+#include "util/mutex.h"
 #include "util/socket.h"
 #include "weft/error.h"
 
@@ -114,14 +115,28 @@ class FileStore::LockedFile {
   store::KeyValueTable table_;
 };
 
+// The file's lock (flock) orders processes; this orders the threads of one FileStore, which
+// would otherwise each replay the whole file at once.
+class FileStore::OneAtATime {
+ public:
+  template <typename Fn>
+  auto run(const std::string& path, Duration timeout, Fn&& fn) WEFT_EXCLUDES(mutex_) {
+    util::MutexLock lock(mutex_);
+    LockedFile file(path, timeout);
+    return fn(file);
+  }
+
+ private:
+  util::Mutex mutex_;
+};
+
 template <typename Fn>
 auto FileStore::locked(Fn&& fn) {
-  std::lock_guard lock(mutex_);
-  LockedFile file(path_, timeout());
-  return fn(file);
+  return one_at_a_time_->run(path_, timeout(), std::forward<Fn>(fn));
 }
 
-FileStore::FileStore(std::string path) : path_(std::move(path)) {
+FileStore::FileStore(std::string path)
+    : path_(std::move(path)), one_at_a_time_(std::make_unique<OneAtATime>()) {
   locked([](LockedFile& file) {
     file.table().add(kUsersKey, 1);
     file.append_set(kUsersKey);

@@ -2,68 +2,98 @@
 
 #include "store/key_value_table.h"
 #include "util/deadline.h"
+#include "util/mutex.h"
 #include "weft/error.h"
 
 namespace weft {
 
-class MemoryStore::Table : public store::KeyValueTable {};
+class MemoryStore::State {
+ public:
+  // Runs fn(table) under the lock.
+  template <typename Fn>
+  auto locked(Fn&& fn) WEFT_EXCLUDES(mutex_) {
+    util::MutexLock lock(mutex_);
+    return fn(table_);
+  }
+  // The same, then wakes every waiter: fn changed the table.
+  template <typename Fn>
+  auto changing(Fn&& fn) WEFT_EXCLUDES(mutex_) {
+    util::MutexLock lock(mutex_);
+    auto result = fn(table_);
+    changed_.notify_all();
+    return result;
+  }
+  // Runs fn(table) under the lock once every key is in the table; kTimeout naming the missing
+  // keys when `timeout` passes first.
+  template <typename Fn>
+  auto once_present(const std::vector<std::string>& keys, Duration timeout, const char* op, Fn&& fn)
+      WEFT_EXCLUDES(mutex_) {
+    util::UniqueLock lock(mutex_);
+    auto deadline = util::deadline_after(timeout);
+    while (!table_.contains_all(keys)) {
+      if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+          !table_.contains_all(keys)) {
+        throw Error(ErrorCode::kTimeout, std::string(op) + ": keys " + table_.missing(keys) +
+                                             " still missing after " +
+                                             std::to_string(timeout.count()) + " ms");
+      }
+    }
+    return fn(table_);
+  }
 
-MemoryStore::MemoryStore() : table_(std::make_unique<Table>()) {}
+ private:
+  util::Mutex mutex_;
+  util::CondVar changed_;
+  store::KeyValueTable table_ WEFT_GUARDED_BY(mutex_);
+};
+
+MemoryStore::MemoryStore() : state_(std::make_unique<State>()) {}
 MemoryStore::~MemoryStore() = default;
 
 void MemoryStore::set(const std::string& key, const Bytes& value) {
-  std::lock_guard lock(mutex_);
-  table_->set(key, value);
-  changed_.notify_all();
+  state_->changing([&](store::KeyValueTable& table) {
+    table.set(key, value);
+    return 0;
+  });
 }
 
 Bytes MemoryStore::get(const std::string& key) {
-  std::unique_lock lock(mutex_);
-  wait_locked(lock, {key}, timeout(), "store.get");
-  return *table_->find(key);
+  return state_->once_present({key}, timeout(), "store.get",
+                              [&](store::KeyValueTable& table) { return *table.find(key); });
 }
 
 int64_t MemoryStore::add(const std::string& key, int64_t delta) {
-  std::lock_guard lock(mutex_);
-  int64_t value = table_->add(key, delta);
-  changed_.notify_all();
-  return value;
+  return state_->changing([&](store::KeyValueTable& table) { return table.add(key, delta); });
 }
 
 Bytes MemoryStore::compare_set(const std::string& key, const Bytes& expected,
                                const Bytes& desired) {
-  std::lock_guard lock(mutex_);
-  Bytes value = table_->compare_set(key, expected, desired);
-  changed_.notify_all();
-  return value;
+  return state_->changing(
+      [&](store::KeyValueTable& table) { return table.compare_set(key, expected, desired); });
 }
 
 bool MemoryStore::delete_key(const std::string& key) {
-  std::lock_guard lock(mutex_);
-  return table_->erase(key);
+  return state_->locked([&](store::KeyValueTable& table) { return table.erase(key); });
 }
 
 bool MemoryStore::check(const std::vector<std::string>& keys) {
-  std::lock_guard lock(mutex_);
-  return table_->contains_all(keys);
+  return state_->locked([&](store::KeyValueTable& table) { return table.contains_all(keys); });
 }
 
 int64_t MemoryStore::num_keys() {
-  std::lock_guard lock(mutex_);
-  return table_->size();
+  return state_->locked([](store::KeyValueTable& table) { return table.size(); });
 }
 
 void MemoryStore::wait(const std::vector<std::string>& keys, Duration timeout) {
-  std::unique_lock lock(mutex_);
-  wait_locked(lock, keys, timeout, "store.wait");
+  state_->once_present(keys, timeout, "store.wait", [](store::KeyValueTable&) { return 0; });
 }
 
 std::vector<Bytes> MemoryStore::multi_get(const std::vector<std::string>& keys) {
-  std::unique_lock lock(mutex_);
-  wait_locked(lock, keys, timeout(), "store.multi_get");
-  std::vector<Bytes> values;
-  for (const std::string& key : keys) values.push_back(*table_->find(key));
-  return values;
+  return state_->once_present(keys, timeout(), "store.multi_get", [&](store::KeyValueTable& table) {
+    std::vector<Bytes> values;
+    for (const std::string& key : keys) values.push_back(*table.find(key));
+    return values;
+  });
 }
 
 void MemoryStore::multi_set(const std::vector<std::string>& keys,
@@ -73,23 +103,10 @@ void MemoryStore::multi_set(const std::vector<std::string>& keys,
                                                  " keys but " + std::to_string(values.size()) +
                                                  " values");
   }
-  std::lock_guard lock(mutex_);
-  for (std::size_t i = 0; i < keys.size(); ++i) table_->set(keys[i], values[i]);
-  changed_.notify_all();
-}
-
-void MemoryStore::wait_locked(std::unique_lock<std::mutex>& lock,
-                              const std::vector<std::string>& keys, Duration timeout,
-                              const char* op) {
-  auto deadline = util::deadline_after(timeout);
-  while (!table_->contains_all(keys)) {
-    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        !table_->contains_all(keys)) {
-      throw Error(ErrorCode::kTimeout, std::string(op) + ": keys " + table_->missing(keys) +
-                                           " still missing after " +
-                                           std::to_string(timeout.count()) + " ms");
-    }
-  }
+  state_->changing([&](store::KeyValueTable& table) {
+    for (std::size_t i = 0; i < keys.size(); ++i) table.set(keys[i], values[i]);
+    return 0;
+  });
 }
 
 }  // namespace weft

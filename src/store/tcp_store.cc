@@ -7,6 +7,7 @@
 #include "store/store_protocol.h"
 #include "util/deadline.h"
 #include "util/hmac.h"
+#include "util/mutex.h"
 #include "util/socket.h"
 #include "weft/error.h"
 
@@ -197,6 +198,26 @@ class TcpStore::Connection {
   bool out_of_step_ = false;
 };
 
+class TcpStore::IdleConnections {
+ public:
+  // The most recently given back, or null when there is none.
+  std::unique_ptr<Connection> take() WEFT_EXCLUDES(mutex_) {
+    util::MutexLock lock(mutex_);
+    if (idle_.empty()) return nullptr;
+    std::unique_ptr<Connection> connection = std::move(idle_.back());
+    idle_.pop_back();
+    return connection;
+  }
+  void give_back(std::unique_ptr<Connection> connection) WEFT_EXCLUDES(mutex_) {
+    util::MutexLock lock(mutex_);
+    idle_.push_back(std::move(connection));
+  }
+
+ private:
+  util::Mutex mutex_;
+  std::vector<std::unique_ptr<Connection>> idle_ WEFT_GUARDED_BY(mutex_);
+};
+
 namespace {
 
 std::vector<uint8_t> request(Command command) { return {static_cast<uint8_t>(command)}; }
@@ -212,8 +233,8 @@ TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout)
 
 TcpStore::TcpStore(const std::string& host, int port, Duration connect_timeout,
                    const std::string& job_token)
-    : host_(host), port_(port), job_token_(job_token) {
-  idle_.push_back(std::make_unique<Connection>(host, port, connect_timeout, job_token));
+    : host_(host), port_(port), job_token_(job_token), idle_(std::make_unique<IdleConnections>()) {
+  idle_->give_back(std::make_unique<Connection>(host, port, connect_timeout, job_token));
   timeout_ = connect_timeout;
 }
 
@@ -224,14 +245,7 @@ std::unique_ptr<TcpStore> TcpStore::clone(Duration connect_timeout) const {
 }
 
 std::unique_ptr<TcpStore::Connection> TcpStore::take_connection() {
-  {
-    std::lock_guard lock(mutex_);
-    if (!idle_.empty()) {
-      std::unique_ptr<Connection> connection = std::move(idle_.back());
-      idle_.pop_back();
-      return connection;
-    }
-  }
+  if (std::unique_ptr<Connection> connection = idle_->take()) return connection;
   // Every connection is in a call of another thread, which may be a wait for keys that lasts:
   // one more connection rather than a wait behind it. Bounded by this call's timeout.
   return std::make_unique<Connection>(host_, port_, timeout(), job_token_);
@@ -240,8 +254,7 @@ std::unique_ptr<TcpStore::Connection> TcpStore::take_connection() {
 void TcpStore::give_back(std::unique_ptr<Connection> connection) {
   // One that gave up mid-exchange is closed: the answer it did not read may still come.
   if (connection->out_of_step()) return;
-  std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(connection));
+  idle_->give_back(std::move(connection));
 }
 
 template <typename Call>
