@@ -21,8 +21,9 @@ int main(int argc, char** argv) {
       ->required();
   CLI11_PARSE(app, argc, argv);
   try {
-    std::vector<weft_trace::TraceOp> ops = weft_trace::load_trace(path);
-    std::fputs(weft_trace::format_summary(weft_trace::summarize(ops)).c_str(), stdout);
+    weft_trace::SummaryBuilder builder;
+    weft_trace::for_each_trace_op(path, [&](const weft_trace::TraceOp& op) { builder.add(op); });
+    std::fputs(weft_trace::format_summary(builder.summaries()).c_str(), stdout);
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "weft-trace: %s\n", error.what());

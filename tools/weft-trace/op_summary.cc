@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <tuple>
 
 namespace weft_trace {
 
@@ -14,41 +12,41 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
-namespace {
+void SummaryBuilder::add(const TraceOp& op) {
+  PerOp& summary = by_op_[op.op];
+  ++summary.count;
+  summary.total_bytes += op.bytes;
+  summary.durations.push_back(op.duration_us);
+  auto& [total, count] = summary.per_rank[op.rank];
+  total += op.duration_us;
+  ++count;
+  if (op.seq < 0) return;
+  Arrival& call = summary.calls[{op.group, op.seq}];
+  ++call.ranks;
+  if (op.start_us > call.start_us) {
+    call.start_us = op.start_us;
+    call.rank = op.rank;
+  }
+}
 
-struct Arrival {
-  double start_us = -1;
-  int rank = -1;
-  int ranks = 0;
-};
+std::vector<OpSummary> SummaryBuilder::summaries() const {
+  std::vector<OpSummary> summaries;
+  for (const auto& [name, op] : by_op_) summaries.push_back(summarize(name, op));
+  return summaries;
+}
 
-OpSummary summarize_one(const std::string& name, const std::vector<const TraceOp*>& ops) {
+OpSummary SummaryBuilder::summarize(const std::string& name, const PerOp& op) {
   OpSummary summary;
   summary.op = name;
-  std::vector<double> durations;
-  std::map<int, std::pair<double, int64_t>> per_rank;  // total duration, count
-  std::map<std::tuple<std::string, int64_t>, Arrival> calls;
-  for (const TraceOp* op : ops) {
-    ++summary.count;
-    summary.total_bytes += op->bytes;
-    durations.push_back(op->duration_us);
-    auto& [total, count] = per_rank[op->rank];
-    total += op->duration_us;
-    ++count;
-    if (op->seq < 0) continue;
-    Arrival& call = calls[{op->group, op->seq}];
-    ++call.ranks;
-    if (op->start_us > call.start_us) {
-      call.start_us = op->start_us;
-      call.rank = op->rank;
-    }
-  }
+  summary.count = op.count;
+  summary.total_bytes = op.total_bytes;
+  std::vector<double> durations = op.durations;
   std::sort(durations.begin(), durations.end());
   summary.p50_us = percentile(durations, 50);
   summary.p90_us = percentile(durations, 90);
   summary.p99_us = percentile(durations, 99);
   summary.max_us = durations.empty() ? 0 : durations.back();
-  for (const auto& [rank, totals] : per_rank) {
+  for (const auto& [rank, totals] : op.per_rank) {
     double mean = totals.first / static_cast<double>(totals.second);
     if (summary.slowest_rank < 0 || mean > summary.slowest_mean_us) {
       summary.slowest_rank = rank;
@@ -56,7 +54,7 @@ OpSummary summarize_one(const std::string& name, const std::vector<const TraceOp
     }
   }
   std::map<int, int64_t> last_counts;
-  for (const auto& [key, call] : calls) {
+  for (const auto& [key, call] : op.calls) {
     if (call.ranks < 2) continue;
     ++summary.calls;
     ++last_counts[call.rank];
@@ -68,16 +66,6 @@ OpSummary summarize_one(const std::string& name, const std::vector<const TraceOp
     }
   }
   return summary;
-}
-
-}  // namespace
-
-std::vector<OpSummary> summarize(const std::vector<TraceOp>& ops) {
-  std::map<std::string, std::vector<const TraceOp*>> by_op;
-  for (const TraceOp& op : ops) by_op[op.op].push_back(&op);
-  std::vector<OpSummary> summaries;
-  for (const auto& [name, list] : by_op) summaries.push_back(summarize_one(name, list));
-  return summaries;
 }
 
 std::string format_summary(const std::vector<OpSummary>& summaries) {

@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "trace_events.h"
@@ -30,8 +33,32 @@ struct OpSummary {
 // Nearest-rank percentile of sorted values (p in (0, 100]).
 double percentile(const std::vector<double>& sorted, double p);
 
-// One summary per op name, by name.
-std::vector<OpSummary> summarize(const std::vector<TraceOp>& ops);
+// Takes a trace's ops one at a time and keeps per op name only what the summary needs: each
+// call's duration (for the percentiles), per-rank totals, and per collective call the rank that
+// started it last so far.
+class SummaryBuilder {
+ public:
+  void add(const TraceOp& op);
+  // One summary per op name, by name.
+  std::vector<OpSummary> summaries() const;
+
+ private:
+  struct Arrival {
+    double start_us = -1;
+    int rank = -1;
+    int ranks = 0;
+  };
+  struct PerOp {
+    int64_t count = 0;
+    int64_t total_bytes = 0;
+    std::vector<double> durations;
+    std::map<int, std::pair<double, int64_t>> per_rank;         // total duration, count
+    std::map<std::tuple<std::string, int64_t>, Arrival> calls;  // by (group, seq)
+  };
+  static OpSummary summarize(const std::string& name, const PerOp& op);
+
+  std::map<std::string, PerOp> by_op_;
+};
 
 // The table weft-trace prints.
 std::string format_summary(const std::vector<OpSummary>& summaries);

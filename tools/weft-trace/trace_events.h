@@ -1,11 +1,15 @@
 // The ops of a weft timeline as weft-trace reads them: DIR/trace.json (weftrun's merge) or,
 // when there is none, the ranks' DIR/rank<R>.json with their clock offsets applied, or one
 // trace file given by its path.
+//
+// Read as a stream: each event is handed on as it is parsed and then dropped, so a long job's
+// trace takes the memory of one event, not of the whole document (a parsed JSON event costs
+// hundreds of bytes, tens of millions of them in a day-long trace).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
-#include <vector>
 
 namespace weft_trace {
 
@@ -19,7 +23,9 @@ struct TraceOp {
   double duration_us = 0;
 };
 
-// Throws std::runtime_error when nothing readable is there.
-std::vector<TraceOp> load_trace(const std::string& path);
+// Calls `visit` on every op ("X" event) of the trace at `path`. A rank's file must give its
+// clock offset (otherData) before its events, as weft writes it. Throws std::runtime_error when
+// nothing readable is there.
+void for_each_trace_op(const std::string& path, const std::function<void(const TraceOp&)>& visit);
 
 }  // namespace weft_trace
