@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "support/child_processes.h"
 #include "weft/tcp_store_server.h"
@@ -197,6 +200,18 @@ TEST(StuckRank, AtAGroupsFirstCollectiveTheSetupNamesIt) {
   expect_stuck_rank_named("stuck_rank_at_group_setup", {}, "all_reduce #0");
 }
 
+// The algorithms a group of `size` ranks ran `op` with, from the INFO lines naming each first
+// choice ("group G (4 ranks): gather up to 4 KiB runs hierarchical").
+std::set<std::string> algorithms_run(const std::string& log, int size, const std::string& op) {
+  std::set<std::string> algorithms;
+  const std::regex line("\\(" + std::to_string(size) + " ranks\\): " + op +
+                        " up to [0-9]+ [KMG]?i?B runs ([a-z_]+)");
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+    algorithms.insert((*it)[1]);
+  }
+  return algorithms;
+}
+
 // Ranks of this machine told they run on separate hosts (WEFT_HOST_ID): hosts A and B with
 // interleaved ranks, one host with a single rank, and every rank alone.
 void run_on_hosts(const std::vector<std::string>& hosts) {
@@ -216,12 +231,36 @@ void run_on_hosts(const std::vector<std::string>& hosts) {
                   result.err.find("shared-memory window") != std::string::npos,
               neighbour)
         << "rank " << r << ": " << result.err;
+    // Every collective with a hierarchical algorithm ran it, on the world and on the subgroup
+    // of all but rank 0 (when that one spans hosts with neighbours too), and only then.
+    std::set<std::string> distinct(hosts.begin(), hosts.end());
+    const bool world_spans = distinct.size() > 1 && distinct.size() < hosts.size();
+    std::vector<std::string> others(hosts.begin() + 1, hosts.end());
+    std::set<std::string> distinct_others(others.begin(), others.end());
+    const bool subgroup_spans = r > 0 && hosts.size() >= 3 && distinct_others.size() > 1 &&
+                                distinct_others.size() < others.size();
+    for (const char* op : {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
+                           "all_to_all", "gather", "scatter", "barrier"}) {
+      std::set<std::string> ran = algorithms_run(result.err, static_cast<int>(hosts.size()), op);
+      EXPECT_FALSE(ran.empty()) << "rank " << r << " " << op << ": " << result.err;
+      EXPECT_EQ(ran.count("hierarchical") == 1 && ran.size() == 1, world_spans)
+          << "rank " << r << " " << op << " ran " << ::testing::PrintToString(ran);
+      if (!subgroup_spans || std::string(op) == "broadcast" || std::string(op) == "all_reduce" ||
+          std::string(op) == "reduce" || std::string(op) == "all_gather") {
+        continue;
+      }
+      EXPECT_EQ(algorithms_run(result.err, static_cast<int>(others.size()), op),
+                std::set<std::string>{"hierarchical"})
+          << "rank " << r << " " << op << " in the subgroup";
+    }
   }
 }
 
 TEST(Hierarchical, TwoHostsWithInterleavedRanks) { run_on_hosts({"a", "b", "a", "b", "a"}); }
 
 TEST(Hierarchical, ThreeHostsOfUnequalSize) { run_on_hosts({"a", "a", "b", "c", "c", "c"}); }
+
+TEST(Hierarchical, HostsOfThreeOneAndTwoRanks) { run_on_hosts({"a", "a", "a", "b", "c", "c"}); }
 
 TEST(Hierarchical, AHostPerRankNeedsNoHierarchy) { run_on_hosts({"a", "b", "c"}); }
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "hierarchical_checks.h"
 #include "weft/weft.h"
 
 namespace {
@@ -240,6 +241,16 @@ int stuck_rank_at_group_setup() {
   return no_error();
 }
 
+// The collectives checked in hierarchical_checks.h, in turn; what was wrong, or "".
+std::string check_remaining_collectives(weft::ProcessGroup& group) {
+  using namespace weft::testing;
+  for (auto check : {check_reduce_scatter_every_dtype_and_op, check_uneven_reduce_scatter,
+                     check_all_to_all, check_gather_and_scatter, check_barrier}) {
+    if (std::string wrong = check(group); !wrong.empty()) return wrong;
+  }
+  return "";
+}
+
 // Ranks on "hosts" given by WEFT_HOST_ID run the hierarchical collectives (shared memory
 // within a host, TCP between hosts) at several sizes and roots; every result is checked
 // against a plain loop. Prints "RESULT ok" when all match.
@@ -299,6 +310,20 @@ int hierarchical_collectives() {
     for (float x : storage[r]) {
       if (x != static_cast<float>(r)) return fail("uneven all_gather");
     }
+  }
+  if (std::string wrong = check_remaining_collectives(*group); !wrong.empty()) return fail(wrong);
+  // A subgroup of all but rank 0, which spans hosts too (with neighbours where the world has
+  // them beyond rank 0's place).
+  if (world >= 3) {
+    std::vector<int> all_but_first(world - 1);
+    for (int r = 1; r < world; ++r) all_but_first[r - 1] = r;
+    auto subgroup = group->new_group(all_but_first);
+    if (subgroup) {
+      if (std::string wrong = check_remaining_collectives(*subgroup); !wrong.empty()) {
+        return fail("in the subgroup: " + wrong);
+      }
+    }
+    group->barrier();
   }
   std::printf("RESULT ok\n");
   std::fflush(stdout);
