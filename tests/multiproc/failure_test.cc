@@ -213,13 +213,15 @@ std::set<std::string> algorithms_run(const std::string& log, int size, const std
 }
 
 // Ranks of this machine told they run on separate hosts (WEFT_HOST_ID): hosts A and B with
-// interleaved ranks, one host with a single rank, and every rank alone.
-void run_on_hosts(const std::vector<std::string>& hosts) {
+// interleaved ranks, one host with a single rank, and every rank alone. `forced`: with
+// WEFT_ALGO=hierarchical, which every collective that has it then runs, whatever the layout.
+void run_on_hosts(const std::vector<std::string>& hosts, bool forced = false) {
   std::map<int, std::map<std::string, std::string>> per_rank;
   for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
+  std::map<std::string, std::string> environment{{"WEFT_DEBUG", "info"}};
+  if (forced) environment["WEFT_ALGO"] = "hierarchical";
   Job job;
-  job.start("hierarchical_collectives", static_cast<int>(hosts.size()), {{"WEFT_DEBUG", "info"}},
-            per_rank);
+  job.start("hierarchical_collectives", static_cast<int>(hosts.size()), environment, per_rank);
   for (std::size_t r = 0; r < hosts.size(); ++r) {
     ChildResult result = job.ranks[r]->wait(std::chrono::seconds(60));
     EXPECT_FALSE(result.timed_out) << "rank " << r << " hung";
@@ -234,11 +236,12 @@ void run_on_hosts(const std::vector<std::string>& hosts) {
     // Every collective with a hierarchical algorithm ran it, on the world and on the subgroup
     // of all but rank 0 (when that one spans hosts with neighbours too), and only then.
     std::set<std::string> distinct(hosts.begin(), hosts.end());
-    const bool world_spans = distinct.size() > 1 && distinct.size() < hosts.size();
+    const bool world_spans = forced || (distinct.size() > 1 && distinct.size() < hosts.size());
     std::vector<std::string> others(hosts.begin() + 1, hosts.end());
     std::set<std::string> distinct_others(others.begin(), others.end());
-    const bool subgroup_spans = r > 0 && hosts.size() >= 3 && distinct_others.size() > 1 &&
-                                distinct_others.size() < others.size();
+    const bool subgroup_spans =
+        r > 0 && hosts.size() >= 3 &&
+        (forced || (distinct_others.size() > 1 && distinct_others.size() < others.size()));
     for (const char* op : {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
                            "all_to_all", "gather", "scatter", "barrier"}) {
       std::set<std::string> ran = algorithms_run(result.err, static_cast<int>(hosts.size()), op);
@@ -263,6 +266,12 @@ TEST(Hierarchical, ThreeHostsOfUnequalSize) { run_on_hosts({"a", "a", "b", "c", 
 TEST(Hierarchical, HostsOfThreeOneAndTwoRanks) { run_on_hosts({"a", "a", "a", "b", "c", "c"}); }
 
 TEST(Hierarchical, AHostPerRankNeedsNoHierarchy) { run_on_hosts({"a", "b", "c"}); }
+
+// Forced, the hierarchical algorithms also run with hosts of one member (no window) and with
+// every member on one host (one leader).
+TEST(Hierarchical, ForcedWithAHostPerRank) { run_on_hosts({"a", "b", "c", "d"}, true); }
+
+TEST(Hierarchical, ForcedOnOneHost) { run_on_hosts({"a", "a", "a"}, true); }
 
 // Ranks of one host talk through shared memory without being asked, and say so at INFO: one
 // copy where the kernel allows process_vm_readv, a copy through shared memory when told not
