@@ -376,5 +376,17 @@ TEST(Mismatch, DifferentCountsFailEveryRank) {
   expect_mismatch_everywhere(job, 3, {"count=4", "count=8"});
 }
 
+// Across hosts the leaders carry the split sizes with the blocks: a disagreement between two
+// ranks on different hosts is found even when the hosts' totals agree.
+TEST(Mismatch, AllToAllSplitsThatDisagreeAcrossHostsFailEveryRank) {
+  std::map<int, std::map<std::string, std::string>> per_rank;
+  const std::vector<std::string> hosts{"a", "b", "a", "b"};
+  for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
+  Job job;
+  job.start("mismatched_splits_across_hosts", 4, {}, per_rank);
+  expect_mismatch_everywhere(
+      job, 4, {"all_to_all split sizes disagree: rank 0 sends 4 bytes to rank 1, which expects 8"});
+}
+
 }  // namespace
 }  // namespace weft

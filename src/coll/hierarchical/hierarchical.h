@@ -21,7 +21,8 @@
 // - all_to_all: gather of every member's blocks (in the order of their destinations' hosts)
 //   to the leader on each host; one all_to_all among leaders, a message per pair of hosts;
 //   scatter from the leader on each host of each member's blocks, in source rank order. With
-//   split sizes, the leader first gathers its members' sizes (sent and expected).
+//   split sizes, the leader first gathers its members' sizes (sent and expected), and every
+//   leaders' message carries the sizes of its blocks for the receiver to check.
 // - gather: gather to the leader on each host; gather among leaders to the root host's leader;
 //   that leader puts the blocks in rank order and hands them to the root (one message within
 //   the host) when it is not the root itself.

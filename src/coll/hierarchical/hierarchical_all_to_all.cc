@@ -53,22 +53,12 @@ HostSplits splits_at_leader(CollectiveCall& on_host, int ranks,
   return splits;
 }
 
-// Between two members of one host the leader sees both sides of every split: a disagreement
-// there is the callers' mismatch. (Across hosts it shows as a size mismatch of the leaders'
-// messages when the hosts' totals disagree.)
-void check_host_splits(const HostSplits& splits, const std::vector<int>& members) {
-  for (std::size_t s = 0; s < members.size(); ++s) {
-    for (std::size_t d = 0; d < members.size(); ++d) {
-      const uint64_t sent = splits.sends(static_cast<int>(s), members[d]);
-      const uint64_t expected = splits.expects(static_cast<int>(d), members[s]);
-      if (sent != expected) {
-        throw Error(ErrorCode::kMismatch,
-                    "all_to_all split sizes disagree: rank " + std::to_string(members[s]) +
-                        " sends " + std::to_string(sent) + " bytes to rank " +
-                        std::to_string(members[d]) + ", which expects " + std::to_string(expected));
-      }
-    }
-  }
+// The callers' mismatch: `from` sends `to` a block of another size than `to` expects.
+[[noreturn]] void split_sizes_disagree(int from, int to, uint64_t sent, uint64_t expected) {
+  throw Error(ErrorCode::kMismatch, "all_to_all split sizes disagree: rank " +
+                                        std::to_string(from) + " sends " + std::to_string(sent) +
+                                        " bytes to rank " + std::to_string(to) +
+                                        ", which expects " + std::to_string(expected));
 }
 
 // My blocks in the order of their destinations' hosts, one after the other.
@@ -79,8 +69,9 @@ Scratch pack_by_destination_host(const core::HostLayout& layout, const uint8_t* 
   std::size_t position = 0;
   for (const auto& members : layout.members) {
     for (int to : members) {
-      if (send_bytes[to])
+      if (send_bytes[to]) {
         std::memcpy(packed.data() + position, input + send_offsets[to], send_bytes[to]);
+      }
       position += send_bytes[to];
     }
   }
@@ -90,10 +81,19 @@ Scratch pack_by_destination_host(const core::HostLayout& layout, const uint8_t* 
 // The leader's side: its members' packed blocks (gathered one after the other) regrouped into
 // one message per destination host, exchanged among the leaders, and regrouped again into
 // what each member receives, in source rank order.
+//
+// With split sizes, each message starts with a header: the size of every block it carries, as
+// its senders gave them. The receiving leader checks them against what its members expect, so
+// that a disagreement between any two ranks fails the call naming both, as the flat
+// all_to_all's size check on each message does (only the hosts' totals would show otherwise).
 class LeaderExchange {
  public:
-  LeaderExchange(const core::HostLayout& layout, int my_host, const HostSplits& splits)
-      : layout_(layout), members_(layout.members[my_host]), splits_(splits) {}
+  LeaderExchange(const core::HostLayout& layout, int my_host, const HostSplits& splits,
+                 bool with_headers)
+      : layout_(layout),
+        members_(layout.members[my_host]),
+        splits_(splits),
+        with_headers_(with_headers) {}
 
   std::size_t sent_by(int member) const {
     std::size_t bytes = 0;
@@ -118,11 +118,21 @@ class LeaderExchange {
         to_host[h] += part[m * layout_.hosts() + h];
       }
     }
+    for (int h = 0; h < layout_.hosts(); ++h) to_host[h] += header_bytes(h);
     Scratch outgoing(std::accumulate(to_host.begin(), to_host.end(), std::size_t{0}));
     std::vector<std::size_t> read_at(members, 0);
     for (int m = 1; m < members; ++m) read_at[m] = read_at[m - 1] + sent_by(m - 1);
     std::size_t position = 0;
     for (int h = 0; h < layout_.hosts(); ++h) {
+      if (with_headers_) {
+        for (int m = 0; m < members; ++m) {
+          for (int to : layout_.members[h]) {
+            const uint64_t bytes = splits_.sends(m, to);
+            std::memcpy(outgoing.data() + position, &bytes, sizeof(bytes));
+            position += sizeof(bytes);
+          }
+        }
+      }
       for (int m = 0; m < members; ++m) {
         const std::size_t bytes = part[m * layout_.hosts() + h];
         if (bytes) std::memcpy(outgoing.data() + position, gathered + read_at[m], bytes);
@@ -137,6 +147,7 @@ class LeaderExchange {
   std::vector<std::size_t> from_hosts() const {
     std::vector<std::size_t> from_host(layout_.hosts(), 0);
     for (int h = 0; h < layout_.hosts(); ++h) {
+      from_host[h] = header_bytes(h);
       for (int from : layout_.members[h]) {
         for (int m = 0; m < local_members(); ++m) from_host[h] += splits_.expects(m, from);
       }
@@ -152,6 +163,10 @@ class LeaderExchange {
     std::vector<std::size_t> at(static_cast<std::size_t>(ranks()) * members, 0);
     std::size_t position = 0;
     for (const auto& sources : layout_.members) {
+      if (with_headers_) {
+        check_header(incoming + position, sources);
+        position += sizeof(uint64_t) * sources.size() * members;
+      }
       for (int from : sources) {
         for (int m = 0; m < members; ++m) {
           at[from * members + m] = position;
@@ -178,9 +193,27 @@ class LeaderExchange {
  private:
   int ranks() const { return static_cast<int>(layout_.host_of.size()); }
 
+  std::size_t header_bytes(int host) const {
+    return with_headers_ ? sizeof(uint64_t) * members_.size() * layout_.members[host].size() : 0;
+  }
+
+  // A header from the leader of `sources`: what each of them sends each of our members.
+  void check_header(const uint8_t* header, const std::vector<int>& sources) const {
+    const int members = local_members();
+    for (std::size_t s = 0; s < sources.size(); ++s) {
+      for (int m = 0; m < members; ++m) {
+        uint64_t sent;
+        std::memcpy(&sent, header + sizeof(uint64_t) * (s * members + m), sizeof(sent));
+        const uint64_t expected = splits_.expects(m, sources[s]);
+        if (sent != expected) split_sizes_disagree(sources[s], members_[m], sent, expected);
+      }
+    }
+  }
+
   const core::HostLayout& layout_;
   const std::vector<int>& members_;
   const HostSplits& splits_;
+  bool with_headers_;
 };
 
 // Whether the blocks lie one after the other in rank order (then they arrive straight there).
@@ -205,8 +238,7 @@ void exchange(CollectiveCall& call, const void* input, std::span<const std::size
   CollectiveCall sizes_on_host = call.on(*groups.local);
   const HostSplits splits =
       splits_at_leader(sizes_on_host, call.size(), send_bytes, recv_bytes, even);
-  if (leader && !even) check_host_splits(splits, layout.members[my_host]);
-  const LeaderExchange leader_side(layout, my_host, splits);
+  const LeaderExchange leader_side(layout, my_host, splits, /*with_headers=*/!even);
 
   // Gather: every member's blocks, in destination-host order, to the leader.
   const Scratch packed = pack_by_destination_host(layout, static_cast<const uint8_t*>(input),
