@@ -24,8 +24,9 @@ void hierarchical_scatter(CollectiveCall& call, const void* input, void* output,
   // The root host's leader deals the whole buffer in host order; the root hands it over
   // (one message within the host) when it is not that leader.
   Scratch by_host(deals_all || is_root ? total : 0);
-  if (is_root)
+  if (is_root) {
     to_host_order(layout, byte_counts, static_cast<const uint8_t*>(input), by_host.data());
+  }
   const auto& root_members = layout.members[root_host];
   if (my_host == root_host && root_members.front() != root) {
     // Every member of the root's host takes the sub-call, so that their sequence numbers stay

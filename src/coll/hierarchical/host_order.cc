@@ -53,8 +53,7 @@ std::vector<std::size_t> member_counts(const core::HostLayout& layout, int host,
 
 std::vector<std::size_t> offsets_of(std::span<const std::size_t> sizes) {
   std::vector<std::size_t> offsets(sizes.size(), 0);
-  if (!sizes.empty())
-    std::exclusive_scan(sizes.begin(), sizes.end(), offsets.begin(), std::size_t{0});
+  std::exclusive_scan(sizes.begin(), sizes.end(), offsets.begin(), std::size_t{0});
   return offsets;
 }
 
