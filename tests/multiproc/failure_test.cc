@@ -213,13 +213,16 @@ std::set<std::string> algorithms_run(const std::string& log, int size, const std
 }
 
 // Ranks of this machine told they run on separate hosts (WEFT_HOST_ID): hosts A and B with
-// interleaved ranks, one host with a single rank, and every rank alone. `forced`: with
-// WEFT_ALGO=hierarchical, which every collective that has it then runs, whatever the layout.
-void run_on_hosts(const std::vector<std::string>& hosts, bool forced = false) {
+// interleaved ranks, one host with a single rank, and every rank alone. `settings` are given
+// to every rank; with WEFT_ALGO=hierarchical every collective that has it runs it, whatever
+// the layout.
+void run_on_hosts(const std::vector<std::string>& hosts,
+                  const std::map<std::string, std::string>& settings = {}) {
   std::map<int, std::map<std::string, std::string>> per_rank;
   for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
-  std::map<std::string, std::string> environment{{"WEFT_DEBUG", "info"}};
-  if (forced) environment["WEFT_ALGO"] = "hierarchical";
+  std::map<std::string, std::string> environment = settings;
+  environment["WEFT_DEBUG"] = "info";
+  const bool forced = settings.count("WEFT_ALGO") && settings.at("WEFT_ALGO") == "hierarchical";
   Job job;
   job.start("hierarchical_collectives", static_cast<int>(hosts.size()), environment, per_rank);
   for (std::size_t r = 0; r < hosts.size(); ++r) {
@@ -269,9 +272,19 @@ TEST(Hierarchical, AHostPerRankNeedsNoHierarchy) { run_on_hosts({"a", "b", "c"})
 
 // Forced, the hierarchical algorithms also run with hosts of one member (no window) and with
 // every member on one host (one leader).
-TEST(Hierarchical, ForcedWithAHostPerRank) { run_on_hosts({"a", "b", "c", "d"}, true); }
+TEST(Hierarchical, ForcedWithAHostPerRank) {
+  run_on_hosts({"a", "b", "c", "d"}, {{"WEFT_ALGO", "hierarchical"}});
+}
 
-TEST(Hierarchical, ForcedOnOneHost) { run_on_hosts({"a", "a", "a"}, true); }
+TEST(Hierarchical, ForcedOnOneHost) {
+  run_on_hosts({"a", "a", "a"}, {{"WEFT_ALGO", "hierarchical"}});
+}
+
+// Large blocks within a host then go through the window's slots in many rounds instead of
+// being read straight from their senders.
+TEST(Hierarchical, WithoutSingleCopyReads) {
+  run_on_hosts({"a", "a", "b", "a", "b", "b"}, {{"WEFT_SHM_SINGLE_COPY", "off"}});
+}
 
 // Ranks of one host talk through shared memory without being asked, and say so at INFO: one
 // copy where the kernel allows process_vm_readv, a copy through shared memory when told not
