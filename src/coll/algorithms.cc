@@ -140,14 +140,26 @@ void run_even_all_gather(Algorithm algorithm, CollectiveCall& call, const void* 
 
 void run_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                 std::span<const std::size_t> byte_counts, int root) {
-  if (algorithm != Algorithm::kBinomial) unknown("gather", algorithm);
-  binomial_gather(call, input, output, byte_counts, root);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_gather(call, input, output, byte_counts, root);
+    case Algorithm::kBinomial:
+      return binomial_gather(call, input, output, byte_counts, root);
+    default:
+      unknown("gather", algorithm);
+  }
 }
 
 void run_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
                  std::span<const std::size_t> byte_counts, int root) {
-  if (algorithm != Algorithm::kBinomial) unknown("scatter", algorithm);
-  binomial_scatter(call, input, output, byte_counts, root);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_scatter(call, input, output, byte_counts, root);
+    case Algorithm::kBinomial:
+      return binomial_scatter(call, input, output, byte_counts, root);
+    default:
+      unknown("scatter", algorithm);
+  }
 }
 
 void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
@@ -155,8 +167,14 @@ void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* i
   if (use_window(call, algorithm, core::OpKind::kReduceScatter, sum(counts) * size_of(dtype))) {
     return shm_reduce_scatter(call, input, output, counts, dtype, op);
   }
-  if (algorithm != Algorithm::kRing) unknown("reduce_scatter", algorithm);
-  ring_reduce_scatter(call, input, output, counts, dtype, op);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_reduce_scatter(call, input, output, counts, dtype, op);
+    case Algorithm::kRing:
+      return ring_reduce_scatter(call, input, output, counts, dtype, op);
+    default:
+      unknown("reduce_scatter", algorithm);
+  }
 }
 
 void run_even_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* input,
@@ -177,8 +195,16 @@ void run_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input
   if (use_window(call, algorithm, core::OpKind::kAllToAll, sum(send_bytes))) {
     return shm_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
   }
-  if (algorithm != Algorithm::kPairwise) unknown("all_to_all", algorithm);
-  pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes, recv_offsets);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
+                                     recv_offsets);
+    case Algorithm::kPairwise:
+      return pairwise_all_to_all(call, input, send_bytes, send_offsets, output, recv_bytes,
+                                 recv_offsets);
+    default:
+      unknown("all_to_all", algorithm);
+  }
 }
 
 void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,
@@ -187,14 +213,23 @@ void run_even_all_to_all(Algorithm algorithm, CollectiveCall& call, const void* 
   if (use_window(call, algorithm, core::OpKind::kAllToAll, block * static_cast<std::size_t>(p))) {
     return shm_even_all_to_all(call, input, output, block);
   }
+  if (algorithm == Algorithm::kHierarchical) {
+    return hierarchical_even_all_to_all(call, input, output, block);
+  }
   MemberList<std::size_t> bytes(p, block), offsets = back_to_back_offsets(p, block);
   run_all_to_all(algorithm, call, input, bytes, offsets, output, bytes, offsets);
 }
 
 void run_barrier(Algorithm algorithm, CollectiveCall& call) {
   if (use_window(call, algorithm, core::OpKind::kBarrier, 0)) return shm_barrier(call);
-  if (algorithm != Algorithm::kDissemination) unknown("barrier", algorithm);
-  dissemination_barrier(call);
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      return hierarchical_barrier(call);
+    case Algorithm::kDissemination:
+      return dissemination_barrier(call);
+    default:
+      unknown("barrier", algorithm);
+  }
 }
 
 void run_scan(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,

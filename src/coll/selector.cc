@@ -1,5 +1,6 @@
 #include "coll/selector.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
@@ -61,8 +62,9 @@ std::optional<Algorithm> from_environment(OpKind collective, const std::string* 
 }
 
 bool has_hierarchical_algorithm(OpKind collective) {
-  return collective == OpKind::kAllReduce || collective == OpKind::kBroadcast ||
-         collective == OpKind::kReduce || collective == OpKind::kAllGather;
+  const std::vector<Algorithm>& algorithms = algorithms_of(collective);
+  return std::find(algorithms.begin(), algorithms.end(), Algorithm::kHierarchical) !=
+         algorithms.end();
 }
 
 void require_selectable(OpKind kind) {
@@ -147,11 +149,11 @@ const std::vector<Algorithm>& algorithms_of(OpKind collective) {
   static const std::vector<Algorithm> kAllReduce{kRing, kRecursiveDoubling, kRabenseifner, kNaive,
                                                  kShm,  kHierarchical};
   static const std::vector<Algorithm> kReduce{kBinomial, kShm, kHierarchical};
-  static const std::vector<Algorithm> kTree{kBinomial};
+  static const std::vector<Algorithm> kTree{kBinomial, kHierarchical};
   static const std::vector<Algorithm> kAllGather{kRing, kBruck, kShm, kHierarchical};
-  static const std::vector<Algorithm> kRingOrShm{kRing, kShm};
-  static const std::vector<Algorithm> kPairwiseOrShm{kPairwise, kShm};
-  static const std::vector<Algorithm> kBarrier{kDissemination, kShm};
+  static const std::vector<Algorithm> kReduceScatter{kRing, kShm, kHierarchical};
+  static const std::vector<Algorithm> kAllToAll{kPairwise, kShm, kHierarchical};
+  static const std::vector<Algorithm> kBarrier{kDissemination, kShm, kHierarchical};
   static const std::vector<Algorithm> kScan{kRecursiveDoubling};
   static const std::vector<Algorithm> kNone;
   switch (collective) {
@@ -167,9 +169,9 @@ const std::vector<Algorithm>& algorithms_of(OpKind collective) {
     case OpKind::kAllGather:
       return kAllGather;
     case OpKind::kReduceScatter:
-      return kRingOrShm;
+      return kReduceScatter;
     case OpKind::kAllToAll:
-      return kPairwiseOrShm;
+      return kAllToAll;
     case OpKind::kBarrier:
       return kBarrier;
     case OpKind::kScan:

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "support/child_processes.h"
 #include "weft/tcp_store_server.h"
@@ -197,14 +200,31 @@ TEST(StuckRank, AtAGroupsFirstCollectiveTheSetupNamesIt) {
   expect_stuck_rank_named("stuck_rank_at_group_setup", {}, "all_reduce #0");
 }
 
+// The algorithms a group of `size` ranks ran `op` with, from the INFO lines naming each first
+// choice ("group G (4 ranks): gather up to 4 KiB runs hierarchical").
+std::set<std::string> algorithms_run(const std::string& log, int size, const std::string& op) {
+  std::set<std::string> algorithms;
+  const std::regex line("\\(" + std::to_string(size) + " ranks\\): " + op +
+                        " up to [0-9]+ [KMG]?i?B runs ([a-z_]+)");
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+    algorithms.insert((*it)[1]);
+  }
+  return algorithms;
+}
+
 // Ranks of this machine told they run on separate hosts (WEFT_HOST_ID): hosts A and B with
-// interleaved ranks, one host with a single rank, and every rank alone.
-void run_on_hosts(const std::vector<std::string>& hosts) {
+// interleaved ranks, one host with a single rank, and every rank alone. `settings` are given
+// to every rank; with WEFT_ALGO=hierarchical every collective that has it runs it, whatever
+// the layout.
+void run_on_hosts(const std::vector<std::string>& hosts,
+                  const std::map<std::string, std::string>& settings = {}) {
   std::map<int, std::map<std::string, std::string>> per_rank;
   for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
+  std::map<std::string, std::string> environment = settings;
+  environment["WEFT_DEBUG"] = "info";
+  const bool forced = settings.count("WEFT_ALGO") && settings.at("WEFT_ALGO") == "hierarchical";
   Job job;
-  job.start("hierarchical_collectives", static_cast<int>(hosts.size()), {{"WEFT_DEBUG", "info"}},
-            per_rank);
+  job.start("hierarchical_collectives", static_cast<int>(hosts.size()), environment, per_rank);
   for (std::size_t r = 0; r < hosts.size(); ++r) {
     ChildResult result = job.ranks[r]->wait(std::chrono::seconds(60));
     EXPECT_FALSE(result.timed_out) << "rank " << r << " hung";
@@ -216,6 +236,29 @@ void run_on_hosts(const std::vector<std::string>& hosts) {
                   result.err.find("shared-memory window") != std::string::npos,
               neighbour)
         << "rank " << r << ": " << result.err;
+    // Every collective with a hierarchical algorithm ran it, on the world and on the subgroup
+    // of all but rank 0 (when that one spans hosts with neighbours too), and only then.
+    std::set<std::string> distinct(hosts.begin(), hosts.end());
+    const bool world_spans = forced || (distinct.size() > 1 && distinct.size() < hosts.size());
+    std::vector<std::string> others(hosts.begin() + 1, hosts.end());
+    std::set<std::string> distinct_others(others.begin(), others.end());
+    const bool subgroup_spans =
+        r > 0 && hosts.size() >= 3 &&
+        (forced || (distinct_others.size() > 1 && distinct_others.size() < others.size()));
+    for (const char* op : {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
+                           "all_to_all", "gather", "scatter", "barrier"}) {
+      std::set<std::string> ran = algorithms_run(result.err, static_cast<int>(hosts.size()), op);
+      EXPECT_FALSE(ran.empty()) << "rank " << r << " " << op << ": " << result.err;
+      EXPECT_EQ(ran.count("hierarchical") == 1 && ran.size() == 1, world_spans)
+          << "rank " << r << " " << op << " ran " << ::testing::PrintToString(ran);
+      if (!subgroup_spans || std::string(op) == "broadcast" || std::string(op) == "all_reduce" ||
+          std::string(op) == "reduce" || std::string(op) == "all_gather") {
+        continue;
+      }
+      EXPECT_EQ(algorithms_run(result.err, static_cast<int>(others.size()), op),
+                std::set<std::string>{"hierarchical"})
+          << "rank " << r << " " << op << " in the subgroup";
+    }
   }
 }
 
@@ -223,7 +266,25 @@ TEST(Hierarchical, TwoHostsWithInterleavedRanks) { run_on_hosts({"a", "b", "a", 
 
 TEST(Hierarchical, ThreeHostsOfUnequalSize) { run_on_hosts({"a", "a", "b", "c", "c", "c"}); }
 
+TEST(Hierarchical, HostsOfThreeOneAndTwoRanks) { run_on_hosts({"a", "a", "a", "b", "c", "c"}); }
+
 TEST(Hierarchical, AHostPerRankNeedsNoHierarchy) { run_on_hosts({"a", "b", "c"}); }
+
+// Forced, the hierarchical algorithms also run with hosts of one member (no window) and with
+// every member on one host (one leader).
+TEST(Hierarchical, ForcedWithAHostPerRank) {
+  run_on_hosts({"a", "b", "c", "d"}, {{"WEFT_ALGO", "hierarchical"}});
+}
+
+TEST(Hierarchical, ForcedOnOneHost) {
+  run_on_hosts({"a", "a", "a"}, {{"WEFT_ALGO", "hierarchical"}});
+}
+
+// Large blocks within a host then go through the window's slots in many rounds instead of
+// being read straight from their senders.
+TEST(Hierarchical, WithoutSingleCopyReads) {
+  run_on_hosts({"a", "a", "b", "a", "b", "b"}, {{"WEFT_SHM_SINGLE_COPY", "off"}});
+}
 
 // Ranks of one host talk through shared memory without being asked, and say so at INFO: one
 // copy where the kernel allows process_vm_readv, a copy through shared memory when told not
@@ -326,6 +387,18 @@ TEST(Mismatch, DifferentCountsFailEveryRank) {
   Job job;
   job.start("mismatched_counts", 3);
   expect_mismatch_everywhere(job, 3, {"count=4", "count=8"});
+}
+
+// Across hosts the leaders carry the split sizes with the blocks: a disagreement between two
+// ranks on different hosts is found even when the hosts' totals agree.
+TEST(Mismatch, AllToAllSplitsThatDisagreeAcrossHostsFailEveryRank) {
+  std::map<int, std::map<std::string, std::string>> per_rank;
+  const std::vector<std::string> hosts{"a", "b", "a", "b"};
+  for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
+  Job job;
+  job.start("mismatched_splits_across_hosts", 4, {}, per_rank);
+  expect_mismatch_everywhere(
+      job, 4, {"all_to_all split sizes disagree: rank 0 sends 4 bytes to rank 1, which expects 8"});
 }
 
 }  // namespace

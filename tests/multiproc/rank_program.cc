@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "hierarchical_checks.h"
 #include "weft/weft.h"
 
 namespace {
@@ -135,6 +136,31 @@ int mismatched_collectives(bool different_counts) {
   return no_error();
 }
 
+// Ranks on hosts a, b, a, b (WEFT_HOST_ID) call a hierarchical all_to_all whose split sizes
+// disagree between ranks 0 and 1 and between ranks 0 and 3, while the hosts' totals agree: rank
+// 0 sends ranks 1 and 3 one and two elements, they expect two and one.
+int mismatched_splits_across_hosts() {
+  auto group = weft::init_process_group();
+  const int me = group->rank(), world = group->size();
+  std::vector<std::size_t> sends(world, 1), receives(world, 1);
+  if (me == 0) sends[3] = 2;
+  if (me == 1) receives[0] = 2;
+  std::vector<int32_t> input(world + (me == 0 ? 1 : 0), me);
+  std::vector<int32_t> output(world + (me == 1 ? 1 : 0), -1);
+  auto started = Clock::now();
+  try {
+    group->all_to_all(weft::ConstBufferView(input), weft::BufferView(output), sends, receives);
+    group->barrier();  // the ranks that saw nothing wrong learn it here
+  } catch (const weft::Error& e) {
+    int status = report(e, started,
+                        e.code() == weft::ErrorCode::kMismatch ? weft::ErrorCode::kMismatch
+                                                               : weft::ErrorCode::kAborted);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return status;
+  }
+  return no_error();
+}
+
 // Same-host ranks run a collective through shared memory (no socket between them), then the
 // last rank dies: the others, waiting in the next collective, must name it.
 int peer_dies_during_shared_memory_collective() {
@@ -240,6 +266,16 @@ int stuck_rank_at_group_setup() {
   return no_error();
 }
 
+// The collectives checked in hierarchical_checks.h, in turn; what was wrong, or "".
+std::string check_remaining_collectives(weft::ProcessGroup& group) {
+  using namespace weft::testing;
+  for (auto check : {check_reduce_scatter_every_dtype_and_op, check_uneven_reduce_scatter,
+                     check_all_to_all, check_gather_and_scatter, check_barrier}) {
+    if (std::string wrong = check(group); !wrong.empty()) return wrong;
+  }
+  return "";
+}
+
 // Ranks on "hosts" given by WEFT_HOST_ID run the hierarchical collectives (shared memory
 // within a host, TCP between hosts) at several sizes and roots; every result is checked
 // against a plain loop. Prints "RESULT ok" when all match.
@@ -299,6 +335,20 @@ int hierarchical_collectives() {
     for (float x : storage[r]) {
       if (x != static_cast<float>(r)) return fail("uneven all_gather");
     }
+  }
+  if (std::string wrong = check_remaining_collectives(*group); !wrong.empty()) return fail(wrong);
+  // A subgroup of all but rank 0, which spans hosts too (with neighbours where the world has
+  // them beyond rank 0's place).
+  if (world >= 3) {
+    std::vector<int> all_but_first(world - 1);
+    for (int r = 1; r < world; ++r) all_but_first[r - 1] = r;
+    auto subgroup = group->new_group(all_but_first);
+    if (subgroup) {
+      if (std::string wrong = check_remaining_collectives(*subgroup); !wrong.empty()) {
+        return fail("in the subgroup: " + wrong);
+      }
+    }
+    group->barrier();
   }
   std::printf("RESULT ok\n");
   std::fflush(stdout);
@@ -440,6 +490,7 @@ int main(int argc, char** argv) {
     if (scenario == "sender_dies_after_sending") return sender_dies_after_sending();
     if (scenario == "mismatched_ops") return mismatched_collectives(false);
     if (scenario == "mismatched_counts") return mismatched_collectives(true);
+    if (scenario == "mismatched_splits_across_hosts") return mismatched_splits_across_hosts();
   } catch (const std::exception& e) {
     std::printf("UNEXPECTED %s\n", e.what());
     return 2;

@@ -67,14 +67,43 @@ TEST(Selector, TheUnforcedShortcutNamesTheCollectivesWithSharedMemory) {
 }
 
 TEST(Selector, SeveralHostsWithNeighboursGoHierarchical) {
-  for (OpKind c : {OpKind::kAllReduce, OpKind::kBroadcast, OpKind::kReduce, OpKind::kAllGather}) {
-    SelectionInput in = input(c, 1 << 20, 8);
-    in.spans_hosts = true;
+  for (OpKind c : {OpKind::kAllReduce, OpKind::kBroadcast, OpKind::kReduce, OpKind::kAllGather,
+                   OpKind::kReduceScatter, OpKind::kAllToAll, OpKind::kGather, OpKind::kScatter,
+                   OpKind::kBarrier}) {
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{64} << 20}) {
+      SelectionInput in = input(c, bytes, 8);
+      in.spans_hosts = true;
+      in.equal_blocks = bytes != 8;
+      EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c) << " " << bytes;
+      // Without neighbours on any host (or over TCP only), the flat algorithm.
+      in.spans_hosts = false;
+      EXPECT_NE(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c) << " " << bytes;
+    }
+  }
+  // Scan has no hierarchical algorithm.
+  SelectionInput in = input(OpKind::kScan, 1 << 20, 8);
+  in.spans_hosts = true;
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRecursiveDoubling);
+}
+
+// WEFT_ALGO=hierarchical (or a call's option) forces it on every collective that has it, the
+// leaders' own algorithm then chosen without it.
+TEST(Selector, HierarchicalCanBeForcedOnEveryCollectiveThatHasIt) {
+  const std::string setting = "hierarchical";
+  for (OpKind c : {OpKind::kAllReduce, OpKind::kBroadcast, OpKind::kReduce, OpKind::kAllGather,
+                   OpKind::kReduceScatter, OpKind::kAllToAll, OpKind::kGather, OpKind::kScatter,
+                   OpKind::kBarrier}) {
+    SelectionInput in = input(c, 64, 4);
+    in.algorithm_setting = &setting;
+    EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c);
+    EXPECT_NE(choose_without_shared_memory(in), Algorithm::kHierarchical) << name_of(c);
+    in.algorithm_setting = nullptr;
+    in.forced = "hierarchical";
     EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c);
   }
-  SelectionInput in = input(OpKind::kReduceScatter, 1 << 20, 8);
-  in.spans_hosts = true;
-  EXPECT_EQ(choose_algorithm(in), Algorithm::kRing);
+  SelectionInput in = input(OpKind::kScan, 64, 4);
+  in.algorithm_setting = &setting;
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kRecursiveDoubling);
 }
 
 TEST(Selector, AForcedNameWinsAndTheFallbackIgnoresIt) {

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -253,15 +254,15 @@ class WeftrunHostsNetns : public ::testing::Test {
   std::unique_ptr<Weftrun> launch_program(const std::vector<std::string>& program,
                                           const std::vector<std::string>& extra,
                                           const std::string& hosts,
-                                          const std::string& timeout = "20") {
+                                          const std::string& timeout = "20",
+                                          std::map<std::string, std::string> environment = {}) {
     std::vector<std::string> args = {"--hosts", hosts, "--rsh", rsh_};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), program.begin(), program.end());
     // The ranks use each namespace's own interface; a stuck collective gives up soon.
-    return std::make_unique<Weftrun>(
-        args, dir_.path(), "weftrun",
-        std::map<std::string, std::string>{{"WEFT_SOCKET_IFNAME", "eth0"},
-                                           {"WEFT_TIMEOUT", timeout}});
+    environment["WEFT_SOCKET_IFNAME"] = "eth0";
+    environment["WEFT_TIMEOUT"] = timeout;
+    return std::make_unique<Weftrun>(args, dir_.path(), "weftrun", environment);
   }
 
   // Nothing of the job may outlive weftrun, on either host.
@@ -322,6 +323,40 @@ TEST_F(WeftrunHostsNetns, EveryCollectiveIsRightAcrossTwoHosts) {
         std::string::npos)
         << hosts << "\n"
         << weftrun->out();
+  }
+  expect_hosts_empty();
+}
+
+// The hierarchical scenario of the multiproc tests (tests/multiproc/rank_program.cc: every
+// collective, every root, uneven sizes, every dtype and op of reduce_scatter, a subgroup),
+// each result against a plain loop, on real hosts: 2 + 2 and 3 + 3 ranks (weftrun runs as many
+// on every host). Every collective ran its hierarchical algorithm (the INFO line of each first
+// choice says which).
+TEST_F(WeftrunHostsNetns, EveryCollectiveRunsHierarchicallyAcrossTwoHosts) {
+  for (const int per_host : {2, 3}) {
+    const std::string slots = std::to_string(per_host);
+    const std::string hosts = "10.201.0.1:" + slots + ",10.201.0.2:" + slots;
+    const int ranks = 2 * per_host;
+    auto weftrun = launch_program({WEFT_TEST_RANK_PATH, "hierarchical_collectives"}, {}, hosts,
+                                  "20", {{"WEFT_DEBUG", "info"}, {"WEFT_DEBUG_SUBSYS", "coll"}});
+    ASSERT_EQ(weftrun->wait(120s), 0) << hosts << "\n" << weftrun->err() << weftrun->out();
+    for (int rank = 0; rank < ranks; ++rank) {
+      EXPECT_NE(weftrun->out().find("[rank " + std::to_string(rank) + "] RESULT ok"),
+                std::string::npos)
+          << hosts << "\n"
+          << weftrun->out();
+    }
+    const std::string err = weftrun->err();
+    for (const char* op : {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
+                           "all_to_all", "gather", "scatter", "barrier"}) {
+      const std::regex ran(R"(\()" + std::to_string(ranks) + R"( ranks\): )" + op +
+                           R"( up to \S+ \S+ runs (\w+))");
+      std::set<std::string> algorithms;
+      for (std::sregex_iterator it(err.begin(), err.end(), ran), end; it != end; ++it) {
+        algorithms.insert((*it)[1]);
+      }
+      EXPECT_EQ(algorithms, std::set<std::string>{"hierarchical"}) << hosts << " " << op;
+    }
   }
   expect_hosts_empty();
 }

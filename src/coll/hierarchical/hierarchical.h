@@ -15,6 +15,22 @@
 // - all_gather: all_gather within each host into the host's part of a host-ordered scratch;
 //   all_gather (uneven: hosts differ in size) of the hosts' parts among leaders; broadcast of
 //   the whole scratch on each host; every member then reorders it into rank order.
+// - reduce_scatter: every member puts its blocks in host order; reduce of the whole buffer to
+//   the leader on each host; reduce_scatter among leaders, each host's blocks one block;
+//   scatter of the host's block from the leader on each host.
+// - all_to_all: gather of every member's blocks (in the order of their destinations' hosts)
+//   to the leader on each host; one all_to_all among leaders, a message per pair of hosts;
+//   scatter from the leader on each host of each member's blocks, in source rank order. With
+//   split sizes, the leader first gathers its members' sizes (sent and expected), and every
+//   leaders' message carries the sizes of its blocks for the receiver to check.
+// - gather: gather to the leader on each host; gather among leaders to the root host's leader;
+//   that leader puts the blocks in rank order and hands them to the root (one message within
+//   the host) when it is not the root itself.
+// - scatter: the root puts its blocks in host order and hands them to its host's leader when it
+//   is not that leader; scatter among leaders from it; scatter from the leader on each host.
+// - barrier: barrier on each host; among leaders; on each host again.
+// Gathers to and scatters from a leader are all_to_all calls over the host's window in which
+// only the leader receives or sends (leader_transfers.h).
 // Sub-calls run as CollectiveCalls of the host groups (same signature and deadline), so every
 // failure is named as usual and fails this group, its host groups and every member.
 // Not thread-safe: runs on the call's thread.
@@ -37,5 +53,20 @@ void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DT
                          ReduceOp op, int root);
 void hierarchical_all_gather(CollectiveCall& call, const void* input, void* output,
                              std::span<const std::size_t> byte_counts);
+void hierarchical_reduce_scatter(CollectiveCall& call, const void* input, void* output,
+                                 std::span<const std::size_t> counts, DType dtype, ReduceOp op);
+void hierarchical_all_to_all(CollectiveCall& call, const void* input,
+                             std::span<const std::size_t> send_bytes,
+                             std::span<const std::size_t> send_offsets, void* output,
+                             std::span<const std::size_t> recv_bytes,
+                             std::span<const std::size_t> recv_offsets);
+// The same with `block` bytes to each member, in rank order without gaps: no sizes to gather.
+void hierarchical_even_all_to_all(CollectiveCall& call, const void* input, void* output,
+                                  std::size_t block);
+void hierarchical_gather(CollectiveCall& call, const void* input, void* output,
+                         std::span<const std::size_t> byte_counts, int root);
+void hierarchical_scatter(CollectiveCall& call, const void* input, void* output,
+                          std::span<const std::size_t> byte_counts, int root);
+void hierarchical_barrier(CollectiveCall& call);
 
 }  // namespace weft::coll
