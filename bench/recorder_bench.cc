@@ -80,6 +80,40 @@ void encode_segment(benchmark::State& state) {
 }
 BENCHMARK(encode_segment);
 
+// An op's two clock reads around work that does not wait on them (a chain of multiplications
+// standing for a collective's own few tens of nanoseconds): the coarse clock's read overlaps
+// the work, the time-stamp counter's does not, so a counter read costs an op more than its
+// cost in a loop of reads alone. Compared with no clock at all.
+enum class Clock { kNone, kCoarse, kCounter };
+
+__attribute__((noinline)) int64_t stand_in_work(int64_t x) {
+  for (int i = 0; i < 40; ++i) x = x * 3 + i;
+  return x;
+}
+
+void clock_reads_around_work(benchmark::State& state, Clock clock) {
+  const TimelineClock counter(true);
+  auto read = [&](int64_t fallback) {
+    if (clock == Clock::kCoarse) return coarse_now_ns();
+    if (clock == Clock::kCounter) return counter.ticks();
+    return fallback;
+  };
+  std::vector<TimelineEntry> ring(OpTimeline::kSegmentEntries);
+  int64_t chain = 0;
+  int64_t op = 0;
+  for (auto _ : state) {
+    TimelineEntry& entry = ring[static_cast<std::size_t>(op) % ring.size()];
+    entry.start_ticks = read(op);
+    chain = stand_in_work(chain + entry.start_ticks);
+    entry.end_ticks = read(op);
+    entry.seq = op++;
+  }
+  benchmark::DoNotOptimize(chain);
+}
+BENCHMARK_CAPTURE(clock_reads_around_work, none, Clock::kNone);
+BENCHMARK_CAPTURE(clock_reads_around_work, coarse, Clock::kCoarse);
+BENCHMARK_CAPTURE(clock_reads_around_work, counter, Clock::kCounter);
+
 // Arg 0: back to back, many times the rate of the fastest collective, which no spill thread
 // keeps up with: the appends then encode and spill the timeline themselves. Arg 256: bursts of
 // 256 ops with an untimed pause between them, in which the spill thread catches up, as in a
