@@ -30,6 +30,20 @@ std::string event(int rank, const char* op, int seq, int bytes, double ts, doubl
   return text.str();
 }
 
+// One row of the summary's table.
+struct SummaryRow {
+  std::string op, p50, p90, p99, max, slowest, slowest_mean, last, last_calls;
+  long count = 0, bytes = 0;
+};
+
+SummaryRow parse_row(const std::string& line) {
+  SummaryRow row;
+  std::istringstream in(line);
+  in >> row.op >> row.count >> row.bytes >> row.p50 >> row.p90 >> row.p99 >> row.max >>
+      row.slowest >> row.slowest_mean >> row.last >> row.last_calls;
+  return row;
+}
+
 // Two ranks' files as ranks write them: rank 1's clock is 1000 us behind rank 0's.
 //   all_reduce: 10 calls per rank, 8 bytes. Rank 0's take 10, 20, ..., 100 us; rank 1's 1 us.
 //   Rank 1 starts each call 50 us after rank 0 (on rank 0's clock): it is the one the other
@@ -65,22 +79,18 @@ TEST(WeftTrace, SummaryOfAKnownTrace) {
   EXPECT_NE(header.find("p50_us"), std::string::npos) << out;
   // 20 calls, 160 bytes. Durations: ten 1s and 10..100: p50 is the 10th smallest (1), p90 the
   // 18th (80), p99 the 20th (100). Rank 0's mean is 55; rank 1 started last in all 10 calls.
-  std::istringstream row(all_reduce);
-  std::string op, p50, p90, p99, max, slowest, slowest_mean, last, last_calls;
-  long count = 0, bytes = 0;
-  row >> op >> count >> bytes >> p50 >> p90 >> p99 >> max >> slowest >> slowest_mean >> last >>
-      last_calls;
-  EXPECT_EQ(op, "all_reduce");
-  EXPECT_EQ(count, 20);
-  EXPECT_EQ(bytes, 160);
-  EXPECT_EQ(p50, "1.0");
-  EXPECT_EQ(p90, "80.0");
-  EXPECT_EQ(p99, "100.0");
-  EXPECT_EQ(max, "100.0");
-  EXPECT_EQ(slowest, "0");
-  EXPECT_EQ(slowest_mean, "(55.0)");
-  EXPECT_EQ(last, "1");
-  EXPECT_EQ(last_calls, "(10/10)");
+  SummaryRow row = parse_row(all_reduce);
+  EXPECT_EQ(row.op, "all_reduce");
+  EXPECT_EQ(row.count, 20);
+  EXPECT_EQ(row.bytes, 160);
+  EXPECT_EQ(row.p50, "1.0");
+  EXPECT_EQ(row.p90, "80.0");
+  EXPECT_EQ(row.p99, "100.0");
+  EXPECT_EQ(row.max, "100.0");
+  EXPECT_EQ(row.slowest, "0");
+  EXPECT_EQ(row.slowest_mean, "(55.0)");
+  EXPECT_EQ(row.last, "1");
+  EXPECT_EQ(row.last_calls, "(10/10)");
   EXPECT_EQ(broadcast.substr(0, 9), "broadcast") << out;
   EXPECT_NE(broadcast.find(" 1 "), std::string::npos) << broadcast;
   EXPECT_NE(broadcast.find(" 100 "), std::string::npos) << broadcast;
@@ -120,19 +130,15 @@ TEST(WeftTrace, AnyLayoutIsReadAsAStreamInBoundedMemory) {
   std::string header, all_reduce;
   std::getline(lines, header);
   std::getline(lines, all_reduce);
-  std::istringstream row(all_reduce);
-  std::string op, p50, p90, p99, max, slowest, slowest_mean, last, last_calls;
-  long count = 0, bytes = 0;
-  row >> op >> count >> bytes >> p50 >> p90 >> p99 >> max >> slowest >> slowest_mean >> last >>
-      last_calls;
-  EXPECT_EQ(op, "all_reduce");
-  EXPECT_EQ(count, 2 * kCalls);
-  EXPECT_EQ(bytes, 16L * kCalls);
-  EXPECT_EQ(p50, "2.0");  // the 200,000th of 400,000 durations, half 2 and half 4
-  EXPECT_EQ(max, "4.0");
-  EXPECT_EQ(slowest, "1");
-  EXPECT_EQ(last, "1");  // rank 1 starts each call 1 us after rank 0
-  EXPECT_EQ(last_calls, "(200000/200000)");
+  SummaryRow row = parse_row(all_reduce);
+  EXPECT_EQ(row.op, "all_reduce");
+  EXPECT_EQ(row.count, 2 * kCalls);
+  EXPECT_EQ(row.bytes, 16L * kCalls);
+  EXPECT_EQ(row.p50, "2.0");  // the 200,000th of 400,000 durations, half 2 and half 4
+  EXPECT_EQ(row.max, "4.0");
+  EXPECT_EQ(row.slowest, "1");
+  EXPECT_EQ(row.last, "1");  // rank 1 starts each call 1 us after rank 0
+  EXPECT_EQ(row.last_calls, "(200000/200000)");
 }
 
 TEST(WeftTrace, NamesADirectoryWithoutTraces) {
