@@ -364,5 +364,65 @@ TEST(CostModelCli, WeftModelPrintsTheModelsTimesAndChoices) {
   EXPECT_FALSE(changes_seen.empty());
 }
 
+// --per-host: the selector's choice across hosts marked on the right column, as
+// choose_across_hosts makes it; a size that does not split into hosts is refused.
+TEST(CostModelCli, WeftModelPricesHostsOfSeveralRanks) {
+  const char* binary = std::getenv("WEFT_MODEL_BINARY");
+  if (binary == nullptr || *binary == '\0') GTEST_SKIP() << "WEFT_MODEL_BINARY is not set";
+  auto run = [&](const std::string& flags, std::string& output) {
+    std::FILE* pipe = popen((std::string(binary) + " " + flags + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return -1;
+    char chunk[4096];
+    while (std::size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
+    return pclose(pipe);
+  };
+  const std::string network =
+      "--alpha 10us --beta 1GB/s --gamma 1e-10 --shm-alpha 1us --shm-beta 1e-10";
+  std::string output;
+  ASSERT_EQ(run(network + " --per-host 8 --ranks 16,64 --sizes 8,16M --collective "
+                          "all_reduce,all_to_all,barrier",
+                output),
+            0)
+      << output;
+  std::map<std::string, int> rows;  // "collective ranks bytes" -> 1 hierarchical, 0 flat
+  std::string collective;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(", hosts of 8 ranks") != std::string::npos) {
+      collective = line.substr(0, line.find(','));
+      continue;
+    }
+    std::istringstream fields(line);
+    int ranks = 0, hosts = 0;
+    std::string bytes;
+    if (!(fields >> ranks >> hosts >> bytes) || hosts == 0) continue;
+    // The marks: after the hierarchical time (column 41), or at the end after the flat one.
+    ASSERT_GT(line.size(), 41u) << line;
+    const bool hierarchical = line[40] == '*';
+    EXPECT_NE(hierarchical, line.back() == '*') << line;
+    rows[collective + " " + std::to_string(ranks) + " " + bytes] = hierarchical ? 1 : 0;
+  }
+  ASSERT_EQ(rows.size(), 3u * 2 * 2) << output;
+  for (const auto& [key, hierarchical] : rows) {
+    std::istringstream fields(key);
+    std::string name, bytes;
+    int ranks = 0;
+    fields >> name >> ranks >> bytes;
+    const OpKind c = name == "all_reduce"   ? OpKind::kAllReduce
+                     : name == "all_to_all" ? OpKind::kAllToAll
+                                            : OpKind::kBarrier;
+    const std::size_t n = bytes == "8" ? 8 : 16 * kMiB;
+    EXPECT_EQ(hierarchical == 1,
+              choose_across_hosts(c, {ranks, ranks / 8, 8}, n, true, kHosts) == kHierarchical)
+        << key << "\n"
+        << output;
+  }
+  output.clear();
+  EXPECT_NE(run(network + " --per-host 8 --ranks 12", output), 0);
+  EXPECT_NE(output.find("--per-host 8: 12 ranks do not make 2 or more hosts of that many"),
+            std::string::npos)
+      << output;
+}
+
 }  // namespace
 }  // namespace weft::coll
