@@ -227,8 +227,8 @@ const NetworkModel& selector_network_model() {
   // A job over a real network gives that network's numbers (WEFT_NET_*, the overload below).
   // NOTE(selector): they could be measured at start-up instead (weft-model --measure does on
   // loopback), at the price of a ping-pong per job.
-  // Shared memory: a phase of 2 to 4 ranks of this machine measured 1-6 us and 4-8 GB/s
-  // (docs/scaling.md, "Ranks that share a host").
+  // Shared memory: within what 2 to 4 ranks of this machine measured (docs/scaling.md, "Ranks
+  // that share a host").
   static constexpr NetworkModel kLoopbackOnTwoCores{.alpha_s = 20e-6,
                                                     .beta_s_per_byte = 1 / 1.25e9,
                                                     .gamma_s_per_byte = 1 / 16e9,
