@@ -92,6 +92,10 @@ void check_list_size(const core::Communicator& comm, const char* name, const cha
   input.forced = options.algorithm;
   input.single_host = comm.single_host();
   input.spans_hosts = comm.spans_hosts_with_neighbours();
+  if (input.spans_hosts) {
+    input.hosts = comm.host_layout().hosts();
+    input.largest_host = comm.host_layout().largest_host();
+  }
   input.algorithm_setting = &comm.algorithm_setting();
   input.network = &comm.network_settings();
   try {
@@ -680,7 +684,8 @@ static std::shared_ptr<Work> all_to_all_impl(const std::shared_ptr<core::Communi
   }
   Sizes sends = block_bytes(*comm, "the input", input_splits, input.count(), element);
   Sizes recvs = block_bytes(*comm, "the output", output_splits, output.count(), element);
-  coll::Algorithm algorithm = pick(*comm, core::OpKind::kAllToAll, input.bytes(), options);
+  coll::Algorithm algorithm =
+      pick(*comm, core::OpKind::kAllToAll, input.bytes(), options, /*equal_blocks=*/false);
   return api::launch(
       comm,
       {"all_to_all",
@@ -728,7 +733,8 @@ static std::shared_ptr<Work> all_to_all_list_impl(const std::shared_ptr<core::Co
   }
   coll::Algorithm algorithm =
       pick(*comm, core::OpKind::kAllToAll,
-           std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options);
+           std::accumulate(sends.begin(), sends.end(), std::size_t{0}), options,
+           /*equal_blocks=*/false);
   return api::launch(
       comm,
       {"all_to_all", signature_of(core::OpKind::kAllToAll, inputs[0].dtype(), 0), -1,

@@ -117,8 +117,8 @@ void log_launch(const api::LaunchEnvironment& environment) {
   });
 }
 
-// WEFT_NET_* read now, before the rendezvous: a malformed value fails init here, on every rank
-// alike, not the first collective that asks the selector.
+// WEFT_NET_* and WEFT_SHM_* read now, before the rendezvous: a malformed value fails init here,
+// on every rank alike, not the first collective that asks the selector.
 void log_network_settings() {
   const util::NetworkSettings given = util::read_network_settings();
   if (!given.any()) return;
@@ -130,13 +130,17 @@ void log_network_settings() {
     auto origin = [](const std::optional<double>& part, const char* name) {
       return part ? name : "the selector's";
     };
-    char line[300];
+    char line[400];
     std::snprintf(line, sizeof line,
                   "the selector prices algorithms over the network on alpha %.3g us (%s), beta "
-                  "%.3g GB/s (%s), gamma %.3g GB/s (%s)",
+                  "%.3g GB/s (%s), gamma %.3g GB/s (%s), and within a host on shm alpha %.3g us "
+                  "(%s), shm beta %.3g GB/s (%s)",
                   network.alpha_s * 1e6, origin(given.alpha_s, "WEFT_NET_ALPHA"),
                   rate(network.beta_s_per_byte), origin(given.beta_s_per_byte, "WEFT_NET_BETA"),
-                  rate(network.gamma_s_per_byte), origin(given.gamma_s_per_byte, "WEFT_NET_GAMMA"));
+                  rate(network.gamma_s_per_byte), origin(given.gamma_s_per_byte, "WEFT_NET_GAMMA"),
+                  network.shm_alpha_s * 1e6, origin(given.shm_alpha_s, "WEFT_SHM_ALPHA"),
+                  rate(network.shm_beta_s_per_byte),
+                  origin(given.shm_beta_s_per_byte, "WEFT_SHM_BETA"));
     return std::string(line);
   });
 }

@@ -172,6 +172,68 @@ double formula(OpKind collective, Algorithm algorithm, const Terms& t) {
   not_modeled(collective, algorithm);
 }
 
+// --- Across hosts: the hierarchical algorithms' phases (coll/hierarchical/) -------------------
+
+// What the phases of a hierarchical algorithm need: the sizes on the largest host (the last to
+// finish each phase) and the leaders' algorithm.
+struct Hierarchy {
+  OpKind collective;
+  Algorithm leaders;  // the leaders' algorithm, on `hosts` ranks
+  double n;           // bytes, as for the flat algorithms
+  double members;     // ranks on the largest host
+  double host_share;  // the largest host's part of a whole buffer: members / p of it
+  int hosts;
+  const NetworkModel& network;
+
+  // A phase among the host's members over shared memory in which the busiest copies `bytes`
+  // (nothing to wait for on a host of one rank).
+  double on_host(double bytes) const {
+    if (members < 2) return 0;
+    return network.shm_alpha_s + bytes * network.shm_beta_s_per_byte;
+  }
+  // A local pass over `bytes`: a reduction, or the reordering of blocks between rank order and
+  // host order.
+  double local_pass(double bytes) const { return bytes * network.gamma_s_per_byte; }
+  // The leaders' algorithm on `bytes` (as the selector sees them for it), one rank per host.
+  double among_leaders(double bytes) const {
+    return formula(collective, leaders, terms_of(hosts, static_cast<std::size_t>(bytes), network));
+  }
+};
+
+double hierarchical_formula(const Hierarchy& x) {
+  const double n = x.n;
+  switch (x.collective) {
+    case OpKind::kAllReduce:  // reduce to the leader, leaders' all_reduce, broadcast
+      return x.on_host(n) + x.local_pass(n) + x.among_leaders(n) + x.on_host(n);
+    case OpKind::kBroadcast:  // from the root on its host, among leaders, from each leader
+      return x.on_host(n) + x.among_leaders(n) + x.on_host(n);
+    case OpKind::kReduce:  // reduce to the leader, leaders' reduce, hand-off to the root
+      return x.on_host(n) + x.local_pass(n) + x.among_leaders(n) + x.on_host(n);
+    case OpKind::kAllGather:  // host's blocks, leaders' all_gather, broadcast, rank order
+      return x.on_host(x.host_share) + x.among_leaders(n) + x.on_host(n) + x.local_pass(n);
+    case OpKind::kReduceScatter:  // host order, reduce, leaders' reduce_scatter, scatter
+      return x.local_pass(n) + x.on_host(n) + x.local_pass(n) + x.among_leaders(n) +
+             x.on_host(x.host_share);
+    case OpKind::kAllToAll: {
+      // Pack by destination host, gather to the leader, regroup by host, exchange among the
+      // leaders (each sends its host's k n bytes), regroup by member, scatter.
+      const double host_bytes = x.members * n;
+      return x.local_pass(n) + x.on_host(host_bytes) + x.local_pass(2 * host_bytes) +
+             x.among_leaders(host_bytes) + x.on_host(host_bytes);
+    }
+    case OpKind::kGather:  // gather to the leader, leaders' gather, rank order, hand-off
+      return x.on_host(x.host_share) + x.among_leaders(n) + x.local_pass(n) + x.on_host(n);
+    case OpKind::kScatter:  // host order, hand-off to the leader, leaders' scatter, scatter
+      return x.local_pass(n) + x.on_host(n) + x.among_leaders(n) + x.on_host(x.host_share);
+    case OpKind::kBarrier:  // arrive on the host, among leaders, leave the host
+      return x.on_host(0) + x.among_leaders(0) + x.on_host(0);
+    default:
+      break;
+  }
+  throw Error(ErrorCode::kInvalidArgument, std::string("the cost model has no hierarchical ") +
+                                               "formula for " + core::name_of(x.collective));
+}
+
 }  // namespace
 
 std::span<const Algorithm> modeled_algorithms(OpKind collective) {
@@ -194,6 +256,33 @@ double predicted_seconds(OpKind collective, Algorithm algorithm, int p, std::siz
   const Terms t = terms_of(p, n, network);
   const double seconds = formula(collective, algorithm, t);
   return p == 1 ? 0.0 : seconds;
+}
+
+NetworkModel sharing_links(const NetworkModel& network, int ranks_per_link) {
+  NetworkModel shared = network;
+  shared.beta_s_per_byte *= std::max(1, ranks_per_link);
+  return shared;
+}
+
+double predicted_seconds_on_hosts(OpKind collective, Algorithm algorithm, const HostSpread& spread,
+                                  std::size_t n, const NetworkModel& network) {
+  return predicted_seconds(collective, algorithm, spread.ranks, n,
+                           sharing_links(network, spread.largest_host));
+}
+
+double predicted_hierarchical_seconds(OpKind collective, Algorithm leaders,
+                                      const HostSpread& spread, std::size_t n,
+                                      const NetworkModel& network) {
+  if (spread.hosts < 2 || spread.largest_host < 1 || spread.ranks < spread.hosts) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "the hierarchical cost needs ranks on at least 2 hosts, not " +
+                    std::to_string(spread.ranks) + " ranks on " + std::to_string(spread.hosts) +
+                    " hosts (largest " + std::to_string(spread.largest_host) + ")");
+  }
+  const double bytes = static_cast<double>(n);
+  return hierarchical_formula(
+      Hierarchy{collective, leaders, bytes, static_cast<double>(spread.largest_host),
+                bytes * spread.largest_host / spread.ranks, spread.hosts, network});
 }
 
 Algorithm fastest_of(OpKind collective, std::span<const Algorithm> candidates, int p, std::size_t n,

@@ -17,6 +17,14 @@
 // kModelSegmentBytes, Bruck's all-gather ends with a local rotation (costed like a reduction
 // pass over the output, gamma per byte), and the pairwise all-to-all posts every exchange at
 // once up to 1 MiB (one alpha instead of p - 1).
+//
+// Across hosts (docs/scaling.md, "Ranks that share a host"): a group of p ranks on h hosts, the
+// largest with k ranks. A flat algorithm's ranks no longer have a link each: the k ranks of a
+// host share its one link, so their bytes serialize there, which the model bounds by pricing
+// every byte as if it crossed hosts while the host's k ranks send alike (beta times k). The
+// hierarchical algorithm pays, instead, its phases within hosts over shared memory (shm_alpha
+// per phase, shm_beta per byte its busiest member copies, gamma per byte of a local pass) and
+// the leaders' algorithm on h ranks, each with a link of its own.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +41,20 @@ struct NetworkModel {
   double alpha_s = 0;           // latency of one message, seconds
   double beta_s_per_byte = 0;   // transfer time per byte (1 / bandwidth)
   double gamma_s_per_byte = 0;  // reduction time per byte (a local pass over memory)
+  // Within a host, over shared memory: one phase (a shared-memory collective of a host's
+  // members) costs shm_alpha_s + m shm_beta_s_per_byte, m the bytes its busiest member copies.
+  double shm_alpha_s = 0;
+  double shm_beta_s_per_byte = 0;
+};
+
+// Where a group's ranks run: `ranks` ranks on `hosts` hosts, the most crowded with
+// `largest_host` of them (the one whose link and leader are the bottleneck).
+struct HostSpread {
+  int ranks = 1;
+  int hosts = 1;
+  int largest_host = 1;
+  // Every host has as many ranks (the leaders' all_gather then has equal blocks).
+  bool even() const { return hosts * largest_host == ranks; }
 };
 
 // The segment weft's pipelined algorithms cut messages into (CollectiveOptions::segment_bytes'
@@ -48,6 +70,25 @@ std::span<const Algorithm> modeled_algorithms(core::OpKind collective);
 // does not list `algorithm` for `collective`, or when p < 1.
 double predicted_seconds(core::OpKind collective, Algorithm algorithm, int p, std::size_t n,
                          const NetworkModel& network);
+
+// The network a flat algorithm sees when `ranks_per_link` ranks share each host's link: their
+// bytes serialize on it (beta times ranks_per_link); latency and reduction are unchanged.
+NetworkModel sharing_links(const NetworkModel& network, int ranks_per_link);
+
+// Predicted seconds of a flat (modeled) `algorithm` on a group spread as `spread`: the
+// algorithm on spread.ranks ranks over sharing_links(network, spread.largest_host).
+double predicted_seconds_on_hosts(core::OpKind collective, Algorithm algorithm,
+                                  const HostSpread& spread, std::size_t n,
+                                  const NetworkModel& network);
+
+// Predicted seconds of the hierarchical algorithm of `collective` on `spread` (n as for the
+// flat ones): its phases within the largest host over shared memory plus `leaders` (the
+// leaders' algorithm, modeled for `collective`) on spread.hosts ranks, following
+// coll/hierarchical/. Throws weft::Error(kInvalidArgument) for a collective without a
+// hierarchical algorithm or a spread of fewer than 2 hosts.
+double predicted_hierarchical_seconds(core::OpKind collective, Algorithm leaders,
+                                      const HostSpread& spread, std::size_t n,
+                                      const NetworkModel& network);
 
 // The fastest of `candidates` by the model; ties go to the earlier candidate. `candidates`
 // must not be empty and must all be modeled for `collective`.

@@ -74,16 +74,32 @@ void require_selectable(OpKind kind) {
   }
 }
 
+HostSpread spread_of(const SelectionInput& in) {
+  if (in.hosts < 2 || in.largest_host < 2 || in.hosts > in.group_size) {
+    throw Error(ErrorCode::kInternal,
+                std::string("the selector was asked for ") + name_of(in.collective) +
+                    " on a group over hosts without its layout: " + std::to_string(in.hosts) +
+                    " hosts, the largest with " + std::to_string(in.largest_host) + " of " +
+                    std::to_string(in.group_size) + " ranks");
+  }
+  return HostSpread{in.group_size, in.hosts, in.largest_host};
+}
+
 Algorithm by_size(const SelectionInput& in) {
   // Never by size alone: ranks of an uneven call see different sizes, and all must agree.
   if (runs_shm_unforced(in.collective, in.single_host)) return Algorithm::kShm;
-  if (in.spans_hosts && has_hierarchical_algorithm(in.collective)) return Algorithm::kHierarchical;
-  if (in.network == nullptr || !in.network->any()) {
-    return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
-                               selector_network_model());
+  const bool across_hosts = in.spans_hosts && has_hierarchical_algorithm(in.collective);
+  // Split sizes: each rank sees its own bytes, so they cannot decide.
+  if (across_hosts && in.collective == OpKind::kAllToAll && !in.equal_blocks) {
+    return Algorithm::kHierarchical;
   }
-  return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks,
-                             selector_network_model(*in.network));
+  const NetworkModel network = in.network == nullptr || !in.network->any()
+                                   ? selector_network_model()
+                                   : selector_network_model(*in.network);
+  if (across_hosts) {
+    return choose_across_hosts(in.collective, spread_of(in), in.bytes, in.equal_blocks, network);
+  }
+  return choose_over_network(in.collective, in.group_size, in.bytes, in.equal_blocks, network);
 }
 
 // The candidates of choose_over_network, latency-optimal first so that it wins a tie. Off a
@@ -211,8 +227,13 @@ const NetworkModel& selector_network_model() {
   // A job over a real network gives that network's numbers (WEFT_NET_*, the overload below).
   // NOTE(selector): they could be measured at start-up instead (weft-model --measure does on
   // loopback), at the price of a ping-pong per job.
-  static constexpr NetworkModel kLoopbackOnTwoCores{
-      .alpha_s = 20e-6, .beta_s_per_byte = 1 / 1.25e9, .gamma_s_per_byte = 1 / 16e9};
+  // Shared memory: within what 2 to 4 ranks of this machine measured (docs/scaling.md, "Ranks
+  // that share a host").
+  static constexpr NetworkModel kLoopbackOnTwoCores{.alpha_s = 20e-6,
+                                                    .beta_s_per_byte = 1 / 1.25e9,
+                                                    .gamma_s_per_byte = 1 / 16e9,
+                                                    .shm_alpha_s = 3e-6,
+                                                    .shm_beta_s_per_byte = 1 / 4e9};
   return kLoopbackOnTwoCores;
 }
 
@@ -221,6 +242,8 @@ NetworkModel selector_network_model(const util::NetworkSettings& given) {
   if (given.alpha_s) network.alpha_s = *given.alpha_s;
   if (given.beta_s_per_byte) network.beta_s_per_byte = *given.beta_s_per_byte;
   if (given.gamma_s_per_byte) network.gamma_s_per_byte = *given.gamma_s_per_byte;
+  if (given.shm_alpha_s) network.shm_alpha_s = *given.shm_alpha_s;
+  if (given.shm_beta_s_per_byte) network.shm_beta_s_per_byte = *given.shm_beta_s_per_byte;
   return network;
 }
 
@@ -237,6 +260,20 @@ Algorithm choose_over_network(OpKind collective, int group_size, std::size_t byt
     default:
       return algorithms_of(collective).front();
   }
+}
+
+Algorithm choose_across_hosts(OpKind collective, const HostSpread& spread, std::size_t bytes,
+                              bool equal_blocks, const NetworkModel& network) {
+  const NetworkModel shared = sharing_links(network, spread.largest_host);
+  const Algorithm flat = choose_over_network(collective, spread.ranks, bytes, equal_blocks, shared);
+  // The leaders' call as the hierarchical code makes it: their blocks are the hosts' parts,
+  // equal when the hosts are; all_to_all's runs pairwise whatever its size.
+  const Algorithm leaders =
+      choose_over_network(collective, spread.hosts, bytes, equal_blocks && spread.even(), network);
+  const double flat_seconds = predicted_seconds(collective, flat, spread.ranks, bytes, shared);
+  const double hierarchical_seconds =
+      predicted_hierarchical_seconds(collective, leaders, spread, bytes, network);
+  return flat_seconds < hierarchical_seconds ? flat : Algorithm::kHierarchical;
 }
 
 Algorithm choose_without_shared_memory(const SelectionInput& input) {

@@ -48,10 +48,16 @@ struct SelectionInput {
   core::OpKind collective;
   std::size_t bytes = 0;  // the per-rank message (nccl-tests' "size")
   int group_size = 1;
-  bool equal_blocks = true;  // all_gather: every rank contributes the same size
+  // all_gather: every rank contributes the same size; all_to_all: every rank sends the same
+  // block to every rank (no split sizes, so that every rank sees the same bytes).
+  bool equal_blocks = true;
   std::string_view forced;   // the call's option ("": none)
   bool single_host = false;  // every member on one host, shared memory allowed
   bool spans_hosts = false;  // several hosts, some with several members, shared memory allowed
+  // With spans_hosts: how many hosts, and the most members one of them has (the cost model
+  // prices hierarchical against flat on them; core::HostLayout).
+  int hosts = 0;
+  int largest_host = 0;
   // WEFT_ALGO's value as the group read it; null: read the environment now.
   const std::string* algorithm_setting = nullptr;
   // WEFT_NET_* as the group read them (core::Communicator::network_settings()); null: none
@@ -59,7 +65,12 @@ struct SelectionInput {
   const util::NetworkSettings* network = nullptr;
 };
 
-// A kind it does not choose for (!selects_for) is a caller's bug: an internal error.
+// A kind it does not choose for (!selects_for) is a caller's bug: an internal error, as is an
+// input with spans_hosts but without its hosts (hosts < 2, largest_host < 2).
+//
+// A group over hosts runs hierarchical or the best flat algorithm, whichever the cost model
+// predicts faster on its layout (choose_across_hosts); ties and all_to_all with split sizes
+// (whose ranks see different bytes and must agree without them) go hierarchical.
 Algorithm choose_algorithm(const SelectionInput& input);
 
 // Whether `collective` on a group whose members all share one host (SelectionInput's
@@ -103,6 +114,16 @@ NetworkModel selector_network_model(const util::NetworkSettings& given);
 // selector_network_model(*input.network) when the input carries the job's numbers.
 // Allocates nothing: a small call asks it.
 Algorithm choose_over_network(core::OpKind collective, int group_size, std::size_t bytes,
+                              bool equal_blocks, const NetworkModel& network);
+
+struct HostSpread;  // coll/cost_model.h
+
+// The selector's choice for a group spread as `spread` (several hosts, some with several
+// members) and a collective that has a hierarchical algorithm: hierarchical, with the leaders
+// running choose_over_network() on spread.hosts ranks, or the flat algorithm
+// choose_over_network() picks on the hosts' shared links (sharing_links), whichever the model
+// predicts faster; hierarchical on a tie.
+Algorithm choose_across_hosts(core::OpKind collective, const HostSpread& spread, std::size_t bytes,
                               bool equal_blocks, const NetworkModel& network);
 
 }  // namespace weft::coll

@@ -64,6 +64,12 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
   network_settings_ = util::read_network_settings();
 }
 
+int HostLayout::largest_host() const {
+  std::size_t largest = 0;
+  for (const auto& host : members) largest = std::max(largest, host.size());
+  return static_cast<int>(largest);
+}
+
 bool Communicator::spans_hosts_with_neighbours() const {
   if (layout_.hosts() < 2 || util::setting_choice("WEFT_TRANSPORT") == "tcp") return false;
   for (const auto& members : layout_.members) {

@@ -41,6 +41,8 @@ struct HostLayout {
   std::vector<int> host_of;               // per group rank
   std::vector<std::vector<int>> members;  // per host
   int hosts() const { return static_cast<int>(members.size()); }
+  // The most members one host has.
+  int largest_host() const;
 };
 
 class Communicator;

@@ -14,11 +14,16 @@ namespace {
 constexpr double kMaxAlphaSeconds = 1;
 constexpr double kMaxSecondsPerByte = 1e-6;  // 1 MB/s
 
+// What a variable describes, for its error: "network" or "shared memory".
+const char* medium_of(std::string_view name) {
+  return name.starts_with("WEFT_SHM_") ? "shared memory" : "network";
+}
+
 [[noreturn]] void implausible(std::string_view name, const std::string& value,
                               const std::string& reading, const char* example) {
-  throw Error(ErrorCode::kInvalidArgument,
-              std::string(name) + "='" + value + "' reads as " + reading +
-                  ", beyond any network: give a unit, e.g. " + example);
+  throw Error(ErrorCode::kInvalidArgument, std::string(name) + "='" + value + "' reads as " +
+                                               reading + ", beyond any " + medium_of(name) +
+                                               ": give a unit, e.g. " + example);
 }
 
 std::string number_text(const char* format, double value) {
@@ -27,12 +32,13 @@ std::string number_text(const char* format, double value) {
   return text;
 }
 
-std::optional<double> read_alpha() {
-  const std::string value = setting_string("WEFT_NET_ALPHA");
+// `per`: what one latency is paid for ("message", "phase").
+std::optional<double> read_latency(std::string_view name, const char* per, const char* example) {
+  const std::string value = setting_string(name);
   if (value.empty()) return std::nullopt;
-  const double seconds = parse_seconds(value, "WEFT_NET_ALPHA");
+  const double seconds = parse_seconds(value, name);
   if (seconds > kMaxAlphaSeconds) {
-    implausible("WEFT_NET_ALPHA", value, number_text("%g s per message", seconds), "10us");
+    implausible(name, value, number_text("%g s per ", seconds) + per, example);
   }
   return seconds;
 }
@@ -58,9 +64,11 @@ std::string per_byte_text(double seconds_per_byte) {
 
 NetworkSettings read_network_settings() {
   NetworkSettings settings;
-  settings.alpha_s = read_alpha();
+  settings.alpha_s = read_latency("WEFT_NET_ALPHA", "message", "10us");
   settings.beta_s_per_byte = read_per_byte("WEFT_NET_BETA", "10Gbit/s");
   settings.gamma_s_per_byte = read_per_byte("WEFT_NET_GAMMA", "16GB/s");
+  settings.shm_alpha_s = read_latency("WEFT_SHM_ALPHA", "phase", "3us");
+  settings.shm_beta_s_per_byte = read_per_byte("WEFT_SHM_BETA", "4GB/s");
   return settings;
 }
 
@@ -70,6 +78,10 @@ std::string describe(const NetworkSettings& settings) {
   if (settings.alpha_s) add(number_text("alpha %.3g us", *settings.alpha_s * 1e6));
   if (settings.beta_s_per_byte) add("beta " + per_byte_text(*settings.beta_s_per_byte));
   if (settings.gamma_s_per_byte) add("gamma " + per_byte_text(*settings.gamma_s_per_byte));
+  if (settings.shm_alpha_s) add(number_text("shm alpha %.3g us", *settings.shm_alpha_s * 1e6));
+  if (settings.shm_beta_s_per_byte) {
+    add("shm beta " + per_byte_text(*settings.shm_beta_s_per_byte));
+  }
   return text;
 }
 

@@ -74,6 +74,14 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_NET_GAMMA", SettingType::kString, "", "",
        "Reduction time per byte for the selector's cost model, as a rate (16GB/s) or seconds per "
        "byte. Empty: the selector's own (16GB/s). Read when a group is made."},
+      {"WEFT_SHM_ALPHA", SettingType::kString, "", "",
+       "Time of one phase over shared memory among a host's ranks (a synchronized round), for "
+       "the selector's cost model, which prices hierarchical against flat algorithms of groups "
+       "over hosts (2us, 5e-6). Empty: the selector's own (3us). Read when a group is made."},
+      {"WEFT_SHM_BETA", SettingType::kString, "", "",
+       "Copy time per byte over shared memory within a host, for the selector's cost model, as "
+       "a rate (4GB/s) or seconds per byte. Empty: the selector's own (4GB/s). Read when a "
+       "group is made."},
       {"WEFT_SPIN_US", SettingType::kInt, "-1", "",
        "Microseconds a waiting thread spins before it sleeps. -1: adaptive (socket waits "
        "from 50 us within 10-400 us, same-host waits as docs/env.md says). 0 sleeps at once."},

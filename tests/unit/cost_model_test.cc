@@ -231,6 +231,80 @@ TEST(CostModel, OffPowersOfTwoTheSelectorTakesRabenseifnerWhereTheModelSaysSo) {
 }
 
 // weft-model --csv against the model, when ctest names the binary (tests/unit/CMakeLists.txt).
+// Across hosts: the network above, and shared memory at 1 us a phase and 0.1 ns/B.
+constexpr NetworkModel kHosts{.alpha_s = kA,
+                              .beta_s_per_byte = kB,
+                              .gamma_s_per_byte = kG,
+                              .shm_alpha_s = 1e-6,
+                              .shm_beta_s_per_byte = 1e-10};
+constexpr double kSA = 1e-6;
+constexpr double kSB = 1e-10;
+
+double hierarchical(OpKind collective, Algorithm leaders, HostSpread spread, std::size_t n) {
+  return predicted_hierarchical_seconds(collective, leaders, spread, n, kHosts);
+}
+
+TEST(CostModel, FlatAlgorithmsOnSharedHostsPayTheirHostsBytesOnOneLink) {
+  // 2 hosts of 8 ranks, recursive doubling of 1000 bytes: 4 rounds, each round's bytes times 8.
+  const HostSpread two_by_eight{16, 2, 8};
+  EXPECT_DOUBLE_EQ(predicted_seconds_on_hosts(OpKind::kAllReduce, kRecursiveDoubling, two_by_eight,
+                                              1000, kHosts),
+                   4 * (kA + 8 * 1000 * kB) + 4 * 1000 * kG);
+  // Pairwise on 2 hosts of 4, 8000 bytes per rank: one latency, 7/8 of the bytes times 4.
+  EXPECT_DOUBLE_EQ(
+      predicted_seconds_on_hosts(OpKind::kAllToAll, kPairwise, {8, 2, 4}, 8000, kHosts),
+      kA + 7000 * 4 * kB);
+  // A host of one rank per link: the model of its own.
+  EXPECT_DOUBLE_EQ(
+      predicted_seconds_on_hosts(OpKind::kBarrier, kDissemination, {5, 5, 1}, 0, kHosts),
+      seconds(OpKind::kBarrier, kDissemination, 5, 0));
+}
+
+TEST(CostModel, HierarchicalMatchesHandComputedPhases) {
+  // all_reduce, 2 hosts of 8, 1000 bytes: reduce to the leader (a phase and a reduction),
+  // recursive doubling on 2 leaders, broadcast.
+  EXPECT_DOUBLE_EQ(hierarchical(OpKind::kAllReduce, kRecursiveDoubling, {16, 2, 8}, 1000),
+                   2 * (kSA + 1000 * kSB) + 1000 * kG + (kA + 1000 * kB) + 1000 * kG);
+  // broadcast, 3 hosts of 2: two phases and a binomial tree of 2 levels among 3 leaders.
+  EXPECT_DOUBLE_EQ(hierarchical(OpKind::kBroadcast, kBinomial, {6, 3, 2}, 1000),
+                   2 * (kSA + 1000 * kSB) + 2 * (kA + 1000 * kB));
+  // all_to_all, 2 hosts of 4, 8000 bytes per rank: pack (8000), gather 32000 to the leader,
+  // regroup twice (64000), pairwise of 32000 between 2 leaders, scatter 32000.
+  EXPECT_DOUBLE_EQ(
+      hierarchical(OpKind::kAllToAll, kPairwise, {8, 2, 4}, 8000),
+      8000 * kG + (kSA + 32000 * kSB) + 64000 * kG + (kA + 16000 * kB) + (kSA + 32000 * kSB));
+  // all_gather, 2 hosts of 2, 4000 bytes in all: the host's 2000, a ring of 2 leaders, the
+  // broadcast of 4000, the reordering pass over 4000.
+  EXPECT_DOUBLE_EQ(hierarchical(OpKind::kAllGather, kRing, {4, 2, 2}, 4000),
+                   (kSA + 2000 * kSB) + (kA + 2000 * kB) + (kSA + 4000 * kSB) + 4000 * kG);
+  // gather, hosts of 3, 1 and 2 ranks, 6000 bytes: the largest host's 3000 to its leader, a
+  // binomial gather on 3 leaders (2 levels, 2/3 of the bytes), rank order, the hand-off.
+  EXPECT_DOUBLE_EQ(hierarchical(OpKind::kGather, kBinomial, {6, 3, 3}, 6000),
+                   (kSA + 3000 * kSB) + (2 * kA + 4000 * kB) + 6000 * kG + (kSA + 6000 * kSB));
+  // barrier, 2 hosts: two phases and one dissemination round.
+  EXPECT_DOUBLE_EQ(hierarchical(OpKind::kBarrier, kDissemination, {5, 2, 3}, 0), 2 * kSA + kA);
+  // Hosts of one rank wait for nobody within them.
+  EXPECT_DOUBLE_EQ(hierarchical(OpKind::kBarrier, kDissemination, {4, 4, 1}, 0), 2 * kA);
+  EXPECT_THROW(hierarchical(OpKind::kScan, kRecursiveDoubling, {4, 2, 2}, 8), Error);
+  EXPECT_THROW(hierarchical(OpKind::kBarrier, kDissemination, {4, 1, 4}, 0), Error);
+}
+
+// Whatever the layout, the hierarchical algorithm's cross-host part is the leaders' algorithm
+// on h ranks with their own links, so it never costs more than that plus its phases; and a
+// flat algorithm on hosts of one rank is the flat model itself.
+TEST(CostModel, SharingALinkNeverMakesAFlatAlgorithmFaster) {
+  for (auto [c, a] : every_modeled_pair()) {
+    for (int k : {1, 2, 8}) {
+      for (std::size_t n : {std::size_t{0}, std::size_t{8}, std::size_t{64} << 10, 64 * kMiB}) {
+        const HostSpread spread{16, 16 / k, k};
+        EXPECT_GE(predicted_seconds_on_hosts(c, a, spread, n, kHosts),
+                  predicted_seconds(c, a, 16, n, kHosts))
+            << core::name_of(c) << " " << name_of(a) << " k=" << k << " n=" << n;
+      }
+    }
+  }
+}
+
 TEST(CostModelCli, WeftModelPrintsTheModelsTimesAndChoices) {
   const char* binary = std::getenv("WEFT_MODEL_BINARY");
   if (binary == nullptr || *binary == '\0') GTEST_SKIP() << "WEFT_MODEL_BINARY is not set";
@@ -288,6 +362,66 @@ TEST(CostModelCli, WeftModelPrintsTheModelsTimesAndChoices) {
     EXPECT_EQ(seen, expected) << std::get<0>(key) << " p=" << p;
   }
   EXPECT_FALSE(changes_seen.empty());
+}
+
+// --per-host: the selector's choice across hosts marked on the right column, as
+// choose_across_hosts makes it; a size that does not split into hosts is refused.
+TEST(CostModelCli, WeftModelPricesHostsOfSeveralRanks) {
+  const char* binary = std::getenv("WEFT_MODEL_BINARY");
+  if (binary == nullptr || *binary == '\0') GTEST_SKIP() << "WEFT_MODEL_BINARY is not set";
+  auto run = [&](const std::string& flags, std::string& output) {
+    std::FILE* pipe = popen((std::string(binary) + " " + flags + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return -1;
+    char chunk[4096];
+    while (std::size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
+    return pclose(pipe);
+  };
+  const std::string network =
+      "--alpha 10us --beta 1GB/s --gamma 1e-10 --shm-alpha 1us --shm-beta 1e-10";
+  std::string output;
+  ASSERT_EQ(run(network + " --per-host 8 --ranks 16,64 --sizes 8,16M --collective "
+                          "all_reduce,all_to_all,barrier",
+                output),
+            0)
+      << output;
+  std::map<std::string, int> rows;  // "collective ranks bytes" -> 1 hierarchical, 0 flat
+  std::string collective;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(", hosts of 8 ranks") != std::string::npos) {
+      collective = line.substr(0, line.find(','));
+      continue;
+    }
+    std::istringstream fields(line);
+    int ranks = 0, hosts = 0;
+    std::string bytes;
+    if (!(fields >> ranks >> hosts >> bytes) || hosts == 0) continue;
+    // The marks: after the hierarchical time (column 41), or at the end after the flat one.
+    ASSERT_GT(line.size(), 41u) << line;
+    const bool hierarchical = line[40] == '*';
+    EXPECT_NE(hierarchical, line.back() == '*') << line;
+    rows[collective + " " + std::to_string(ranks) + " " + bytes] = hierarchical ? 1 : 0;
+  }
+  ASSERT_EQ(rows.size(), 3u * 2 * 2) << output;
+  for (const auto& [key, hierarchical] : rows) {
+    std::istringstream fields(key);
+    std::string name, bytes;
+    int ranks = 0;
+    fields >> name >> ranks >> bytes;
+    const OpKind c = name == "all_reduce"   ? OpKind::kAllReduce
+                     : name == "all_to_all" ? OpKind::kAllToAll
+                                            : OpKind::kBarrier;
+    const std::size_t n = bytes == "8" ? 8 : 16 * kMiB;
+    EXPECT_EQ(hierarchical == 1,
+              choose_across_hosts(c, {ranks, ranks / 8, 8}, n, true, kHosts) == kHierarchical)
+        << key << "\n"
+        << output;
+  }
+  output.clear();
+  EXPECT_NE(run(network + " --per-host 8 --ranks 12", output), 0);
+  EXPECT_NE(output.find("--per-host 8: 12 ranks do not make 2 or more hosts of that many"),
+            std::string::npos)
+      << output;
 }
 
 }  // namespace

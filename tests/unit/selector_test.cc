@@ -1,6 +1,7 @@
 // The selector's choices: shared memory for a group on one host (whatever the size, so that
-// ranks of an uneven call agree), hierarchical for a group over hosts with neighbours, by size
-// otherwise; what a forced name and WEFT_ALGO do; the fallback when no window can be mapped.
+// ranks of an uneven call agree), hierarchical or flat for a group over hosts with neighbours
+// by the cost model's predictions for its layout, by size otherwise; what a forced name and
+// WEFT_ALGO do; the fallback when no window can be mapped.
 #include "coll/selector.h"
 
 #include <gtest/gtest.h>
@@ -66,24 +67,113 @@ TEST(Selector, TheUnforcedShortcutNamesTheCollectivesWithSharedMemory) {
   }
 }
 
-TEST(Selector, SeveralHostsWithNeighboursGoHierarchical) {
-  for (OpKind c : {OpKind::kAllReduce, OpKind::kBroadcast, OpKind::kReduce, OpKind::kAllGather,
-                   OpKind::kReduceScatter, OpKind::kAllToAll, OpKind::kGather, OpKind::kScatter,
-                   OpKind::kBarrier}) {
-    for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{64} << 20}) {
-      SelectionInput in = input(c, bytes, 8);
-      in.spans_hosts = true;
-      in.equal_blocks = bytes != 8;
+SelectionInput on_hosts(OpKind collective, std::size_t bytes, int size, int hosts, int largest) {
+  SelectionInput in = input(collective, bytes, size);
+  in.spans_hosts = true;
+  in.hosts = hosts;
+  in.largest_host = largest;
+  return in;
+}
+
+constexpr OpKind kWithHierarchical[] = {
+    OpKind::kAllReduce, OpKind::kBroadcast,     OpKind::kReduce,
+    OpKind::kAllGather, OpKind::kReduceScatter, OpKind::kAllToAll,
+    OpKind::kGather,    OpKind::kScatter,       OpKind::kBarrier};
+
+// 2 hosts of 8 ranks, small messages: the leaders' one message beats the flat algorithms'
+// log2(16) (or 15) messages, whatever the phases within hosts cost; without neighbours on any
+// host (or over TCP only), the flat algorithm.
+TEST(Selector, TwoHostsOfEightGoHierarchicalForSmallMessages) {
+  for (OpKind c : kWithHierarchical) {
+    if (c == OpKind::kAllToAll) continue;  // below
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{4} << 10}) {
+      SelectionInput in = on_hosts(c, bytes, 16, 2, 8);
       EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c) << " " << bytes;
-      // Without neighbours on any host (or over TCP only), the flat algorithm.
       in.spans_hosts = false;
       EXPECT_NE(choose_algorithm(in), Algorithm::kHierarchical) << name_of(c) << " " << bytes;
     }
   }
+  // Large all_reduce too: a flat algorithm's 8 ranks per host put 8 times the bytes on its
+  // link, the leaders one reduced buffer.
+  EXPECT_EQ(choose_algorithm(on_hosts(OpKind::kAllReduce, 64 << 20, 16, 2, 8)),
+            Algorithm::kHierarchical);
   // Scan has no hierarchical algorithm.
-  SelectionInput in = input(OpKind::kScan, 1 << 20, 8);
+  EXPECT_EQ(choose_algorithm(on_hosts(OpKind::kScan, 1 << 20, 16, 2, 8)),
+            Algorithm::kRecursiveDoubling);
+}
+
+// The flat pairwise all_to_all posts every exchange at once (one latency), which the leaders'
+// exchange cannot beat by more than the phases within hosts cost: for small even calls the
+// model picks it. With split sizes each rank sees its own bytes, and all go hierarchical.
+TEST(Selector, SmallEvenAllToAllGoesFlatAndSplitSizesGoHierarchical) {
+  SelectionInput in = on_hosts(OpKind::kAllToAll, 8, 16, 2, 8);
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kPairwise);
+  in.equal_blocks = false;
+  EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical);
+}
+
+// One rank on most hosts: the leaders are almost as many as the ranks, so the hierarchy saves
+// no message and adds its phases; the flat algorithm wins.
+TEST(Selector, OneRankOnMostHostsGoesFlat) {
+  // 7 hosts, one of 2 ranks: recursive doubling on 8 ranks (3 rounds) against 7 leaders (2
+  // rounds plus a fold and an unfold) and two phases.
+  EXPECT_EQ(choose_algorithm(on_hosts(OpKind::kAllReduce, 8, 8, 7, 2)),
+            Algorithm::kRecursiveDoubling);
+  // 3 hosts, one of 2 ranks: a dissemination barrier of 2 rounds either way, plus the phases.
+  EXPECT_EQ(choose_algorithm(on_hosts(OpKind::kBarrier, 0, 4, 3, 2)), Algorithm::kDissemination);
+  // Yet with 2 hosts of 2 and 1 the hierarchy saves a level of the binomial tree (2 against
+  // the leaders' 1), which is worth more than its two phases.
+  EXPECT_EQ(choose_algorithm(on_hosts(OpKind::kBroadcast, 8, 3, 2, 2)), Algorithm::kHierarchical);
+}
+
+// Over a grid of layouts and sizes the choice is the faster of the model's two predictions,
+// on the job's numbers (WEFT_SHM_* included), and forcing either still works.
+TEST(Selector, AcrossHostsTheModelsFasterPredictionRuns) {
+  util::NetworkSettings job;
+  job.shm_alpha_s = 50e-6;  // a slow shared memory tips small calls to flat
+  const NetworkModel own = selector_network_model();
+  const NetworkModel slow_shm = selector_network_model(job);
+  EXPECT_EQ(slow_shm.shm_alpha_s, 50e-6);
+  EXPECT_EQ(slow_shm.shm_beta_s_per_byte, own.shm_beta_s_per_byte);
+  EXPECT_EQ(slow_shm.alpha_s, own.alpha_s);
+  for (const HostSpread spread : {HostSpread{16, 2, 8}, HostSpread{6, 3, 3}, HostSpread{5, 2, 3},
+                                  HostSpread{8, 7, 2}, HostSpread{64, 8, 8}}) {
+    for (std::size_t bytes :
+         {std::size_t{0}, std::size_t{8}, std::size_t{64} << 10, std::size_t{16} << 20}) {
+      for (OpKind c : kWithHierarchical) {
+        for (const util::NetworkSettings* given :
+             {static_cast<util::NetworkSettings*>(nullptr), &job}) {
+          const NetworkModel network = given ? slow_shm : own;
+          const bool even = spread.even();
+          const Algorithm flat = choose_over_network(c, spread.ranks, bytes, true,
+                                                     sharing_links(network, spread.largest_host));
+          const Algorithm leaders = choose_over_network(c, spread.hosts, bytes, even, network);
+          const bool hierarchical_faster =
+              predicted_hierarchical_seconds(c, leaders, spread, bytes, network) <=
+              predicted_seconds_on_hosts(c, flat, spread, bytes, network);
+          SelectionInput in = on_hosts(c, bytes, spread.ranks, spread.hosts, spread.largest_host);
+          in.network = given;
+          EXPECT_EQ(choose_algorithm(in), hierarchical_faster ? Algorithm::kHierarchical : flat)
+              << name_of(c) << " " << spread.ranks << " ranks on " << spread.hosts
+              << " hosts, bytes " << bytes;
+          in.forced = "hierarchical";
+          EXPECT_EQ(choose_algorithm(in), Algorithm::kHierarchical);
+          in.forced = name_of(flat);
+          EXPECT_EQ(choose_algorithm(in), flat);
+        }
+      }
+    }
+  }
+}
+
+TEST(Selector, AGroupOverHostsWithoutItsLayoutIsAnInternalError) {
+  SelectionInput in = input(OpKind::kAllReduce, 8, 8);
   in.spans_hosts = true;
-  EXPECT_EQ(choose_algorithm(in), Algorithm::kRecursiveDoubling);
+  Error error = error_of([&] { choose_algorithm(in); });
+  EXPECT_EQ(error.code(), ErrorCode::kInternal);
+  EXPECT_EQ(error.message(),
+            "the selector was asked for all_reduce on a group over hosts without its layout: 0 "
+            "hosts, the largest with 0 of 8 ranks");
 }
 
 // WEFT_ALGO=hierarchical (or a call's option) forces it on every collective that has it, the

@@ -89,7 +89,10 @@ TEST(Settings, TimesAndRatesTakeUnits) {
 }
 
 TEST(Settings, TheNetworkIsWhatWeftNetSays) {
-  for (const char* name : {"WEFT_NET_ALPHA", "WEFT_NET_BETA", "WEFT_NET_GAMMA"}) unsetenv(name);
+  for (const char* name :
+       {"WEFT_NET_ALPHA", "WEFT_NET_BETA", "WEFT_NET_GAMMA", "WEFT_SHM_ALPHA", "WEFT_SHM_BETA"}) {
+    unsetenv(name);
+  }
   EXPECT_FALSE(util::read_network_settings().any());
   EXPECT_EQ(util::describe(util::read_network_settings()), "");
   {
@@ -105,6 +108,16 @@ TEST(Settings, TheNetworkIsWhatWeftNetSays) {
     EXPECT_DOUBLE_EQ(*given.gamma_s_per_byte, 1 / 8e9);
     EXPECT_EQ(util::describe(given),
               "alpha 5 us, beta 0.08 ns/B (12.5 GB/s), gamma 0.125 ns/B (8 GB/s)");
+  }
+  {
+    ScopedEnv shm_alpha("WEFT_SHM_ALPHA", "2us");
+    ScopedEnv shm_beta("WEFT_SHM_BETA", "10GB/s");
+    util::NetworkSettings given = util::read_network_settings();
+    EXPECT_TRUE(given.any());
+    EXPECT_FALSE(given.alpha_s);
+    EXPECT_EQ(given.shm_alpha_s, 2e-6);
+    EXPECT_DOUBLE_EQ(*given.shm_beta_s_per_byte, 1 / 10e9);
+    EXPECT_EQ(util::describe(given), "shm alpha 2 us, shm beta 0.1 ns/B (10 GB/s)");
   }
   EXPECT_FALSE(util::read_network_settings().any());
 }
@@ -125,6 +138,12 @@ TEST(Settings, AWrongNetworkNumberIsAnErrorNamingTheVariable) {
       {"WEFT_NET_BETA", "100kB/s", "WEFT_NET_BETA='100kB/s' is malformed"},
       {"WEFT_NET_GAMMA", "0.5MB/s", "WEFT_NET_GAMMA='0.5MB/s' reads as 2e-06 s per byte"},
       {"WEFT_NET_GAMMA", "0GB/s", "WEFT_NET_GAMMA='0GB/s' is malformed"},
+      {"WEFT_SHM_ALPHA", "3",
+       "WEFT_SHM_ALPHA='3' reads as 3 s per phase, beyond any shared memory: give a unit, e.g. "
+       "3us"},
+      {"WEFT_SHM_BETA", "4GBs", "WEFT_SHM_BETA='4GBs' is malformed: expected a rate"},
+      {"WEFT_SHM_BETA", "0.1MB/s",
+       "WEFT_SHM_BETA='0.1MB/s' reads as 1e-05 s per byte, beyond any shared memory"},
   };
   for (const auto& c : cases) {
     ScopedEnv variable(c.name, c.value);

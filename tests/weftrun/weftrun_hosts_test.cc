@@ -311,8 +311,8 @@ TEST_F(WeftrunHostsNetns, RunsOneAllReduceOverTwoHosts) {
 }
 
 // The collective correctness sweep of the scale tier (tests/scale/scale_sweep.cc), every op
-// and size against plain loops, on ranks spread over two hosts: 2 per host (hierarchical, shared
-// memory within a host) and 1 per host (TCP only).
+// and size against plain loops, on ranks spread over two hosts: 2 per host (hierarchical or flat
+// as the cost model picks, shared memory within a host) and 1 per host (TCP only).
 TEST_F(WeftrunHostsNetns, EveryCollectiveIsRightAcrossTwoHosts) {
   for (const std::string hosts : {"10.201.0.1:2,10.201.0.2:2", "10.201.0.1:1,10.201.0.2:1"}) {
     auto weftrun = launch_program({WEFT_SCALE_SWEEP_PATH}, {}, hosts);
@@ -330,15 +330,17 @@ TEST_F(WeftrunHostsNetns, EveryCollectiveIsRightAcrossTwoHosts) {
 // The hierarchical scenario of the multiproc tests (tests/multiproc/rank_program.cc: every
 // collective, every root, uneven sizes, every dtype and op of reduce_scatter, a subgroup),
 // each result against a plain loop, on real hosts: 2 + 2 and 3 + 3 ranks (weftrun runs as many
-// on every host). Every collective ran its hierarchical algorithm (the INFO line of each first
-// choice says which).
+// on every host). Forced (WEFT_ALGO=hierarchical: unforced, the cost model may pick a flat
+// algorithm at some sizes, tests/unit/selector_test.cc), every collective ran its hierarchical
+// algorithm (the INFO line of each first choice says which).
 TEST_F(WeftrunHostsNetns, EveryCollectiveRunsHierarchicallyAcrossTwoHosts) {
   for (const int per_host : {2, 3}) {
     const std::string slots = std::to_string(per_host);
     const std::string hosts = "10.201.0.1:" + slots + ",10.201.0.2:" + slots;
     const int ranks = 2 * per_host;
-    auto weftrun = launch_program({WEFT_TEST_RANK_PATH, "hierarchical_collectives"}, {}, hosts,
-                                  "20", {{"WEFT_DEBUG", "info"}, {"WEFT_DEBUG_SUBSYS", "coll"}});
+    auto weftrun = launch_program(
+        {WEFT_TEST_RANK_PATH, "hierarchical_collectives"}, {}, hosts, "20",
+        {{"WEFT_DEBUG", "info"}, {"WEFT_DEBUG_SUBSYS", "coll"}, {"WEFT_ALGO", "hierarchical"}});
     ASSERT_EQ(weftrun->wait(120s), 0) << hosts << "\n" << weftrun->err() << weftrun->out();
     for (int rank = 0; rank < ranks; ++rank) {
       EXPECT_NE(weftrun->out().find("[rank " + std::to_string(rank) + "] RESULT ok"),

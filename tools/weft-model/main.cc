@@ -1,7 +1,8 @@
 // weft-model — the cost model's predictions for 8 to 4096 ranks (docs/scaling.md): each
 // algorithm's time per collective, group size and message size on a network given by its
 // alpha, beta and gamma (or measured here with --measure), the selector's choice marked, and
-// the sizes where that choice changes. --plot draws the times with matplotlib.
+// the sizes where that choice changes. --plot draws the times with matplotlib. --per-host
+// prices groups over hosts: hierarchical against flat.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -60,6 +61,9 @@ struct Flags {
   std::string sizes = "8,64K,1M,16M,64M";
   bool csv = false;
   std::string plot;
+  std::string shm_alpha;
+  std::string shm_beta;
+  int per_host = 0;
 };
 
 // The network: the selector's own (with the parts WEFT_NET_* give, as a job's selector would
@@ -74,6 +78,12 @@ weft::coll::NetworkModel network_of(const Flags& flags) {
   }
   if (!flags.gamma.empty()) {
     network.gamma_s_per_byte = weft_model::parse_seconds_per_byte("--gamma", flags.gamma);
+  }
+  if (!flags.shm_alpha.empty()) {
+    network.shm_alpha_s = weft_model::parse_seconds("--shm-alpha", flags.shm_alpha);
+  }
+  if (!flags.shm_beta.empty()) {
+    network.shm_beta_s_per_byte = weft_model::parse_seconds_per_byte("--shm-beta", flags.shm_beta);
   }
   return network;
 }
@@ -100,6 +110,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--csv", flags.csv, "CSV rows instead of tables");
   app.add_option("--plot", flags.plot, "also draw the times into this PNG (needs matplotlib)");
+  app.add_option("--per-host", flags.per_host,
+                 "each group size as hosts of this many ranks: hierarchical against the best "
+                 "flat algorithm, as the selector prices them (not with --csv or --plot)");
+  app.add_option(
+      "--shm-alpha", flags.shm_alpha,
+      "shared memory, time of a phase: 3us (default: the selector's, or WEFT_SHM_ALPHA)");
+  app.add_option("--shm-beta", flags.shm_beta,
+                 "shared memory, copy per byte: 4GB/s (default: WEFT_SHM_BETA)");
   CLI11_PARSE(app, argc, argv);
   try {
     weft_model::Request request;
@@ -113,6 +131,13 @@ int main(int argc, char** argv) {
       python = weft_bench::find_plot_python(script);  // before measuring: fail early
     }
     request.network = network_of(flags);
+    if (flags.per_host > 0) {
+      if (flags.csv || !flags.plot.empty()) {
+        throw std::invalid_argument("--per-host prints a table only: not with --csv or --plot");
+      }
+      weft_model::print_across_hosts(stdout, request, flags.per_host);
+      return 0;
+    }
     if (flags.csv) {
       weft_model::print_csv(stdout, request);
     } else {

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "quantities.h"
@@ -79,6 +80,46 @@ void print_text(std::FILE* out, const Request& request) {
   for (OpKind collective : request.collectives) {
     for (std::size_t bytes : request.sizes) print_table(out, collective, bytes, request);
     print_changes(out, collective, request);
+  }
+}
+
+void print_across_hosts(std::FILE* out, const Request& request, int per_host) {
+  for (int ranks : request.ranks) {
+    if (per_host < 1 || ranks % per_host != 0 || ranks / per_host < 2) {
+      throw std::invalid_argument("--per-host " + std::to_string(per_host) + ": " +
+                                  std::to_string(ranks) +
+                                  " ranks do not make 2 or more hosts of that many");
+    }
+  }
+  const weft::coll::NetworkModel& network = request.network;
+  print_parameters(out, network);
+  std::fprintf(out, "shared memory: alpha %s a phase, beta %.3g s/B (%.3g GB/s)\n",
+               time_text(network.shm_alpha_s).c_str(), network.shm_beta_s_per_byte,
+               network.shm_beta_s_per_byte > 0 ? 1e-9 / network.shm_beta_s_per_byte : 0.0);
+  const weft::coll::NetworkModel shared = weft::coll::sharing_links(network, per_host);
+  for (OpKind collective : request.collectives) {
+    std::fprintf(out, "\n%s, hosts of %d ranks (* the selector's choice)\n",
+                 weft::core::name_of(collective), per_host);
+    std::fprintf(out, "%8s %6s %10s %14s %19s %14s\n", "ranks", "hosts", "bytes", "hierarchical",
+                 "flat", "flat time");
+    for (int ranks : request.ranks) {
+      const weft::coll::HostSpread spread{ranks, ranks / per_host, per_host};
+      for (std::size_t bytes : request.sizes) {
+        const Algorithm flat = selected(collective, ranks, bytes, shared);
+        const Algorithm leaders = selected(collective, spread.hosts, bytes, network);
+        const bool hierarchical =
+            weft::coll::choose_across_hosts(collective, spread, bytes, true, network) ==
+            Algorithm::kHierarchical;
+        const double hierarchical_seconds =
+            weft::coll::predicted_hierarchical_seconds(collective, leaders, spread, bytes, network);
+        const double flat_seconds =
+            weft::coll::predicted_seconds(collective, flat, ranks, bytes, shared);
+        std::fprintf(out, "%8d %6d %10s %13s%c %19s %13s%c\n", ranks, spread.hosts,
+                     size_text(bytes).c_str(), time_text(hierarchical_seconds).c_str(),
+                     hierarchical ? '*' : ' ', name_of(flat), time_text(flat_seconds).c_str(),
+                     hierarchical ? ' ' : '*');
+      }
+    }
   }
 }
 

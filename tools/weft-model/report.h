@@ -31,6 +31,12 @@ std::vector<weft::coll::ChoiceChange> changes(weft::core::OpKind collective, int
                                               const Request& request);
 
 void print_text(std::FILE* out, const Request& request);
+// Each group size of request.ranks as hosts of `per_host` ranks (at least 2 hosts, a multiple
+// of per_host): per collective and size, the hierarchical algorithm's predicted time, the flat
+// algorithm the selector would pick on the hosts' shared links and its time, and the choice
+// (docs/scaling.md, "Ranks that share a host"). Throws std::invalid_argument naming a size that
+// does not split so.
+void print_across_hosts(std::FILE* out, const Request& request, int per_host);
 void print_csv(std::FILE* out, const Request& request);
 
 }  // namespace weft_model
