@@ -7,6 +7,7 @@
 // the call's own) passes, then throw weft::Error(kTimeout) naming the missing keys.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -51,11 +52,13 @@ class WEFT_API Store {
   virtual void multi_set(const std::vector<std::string>& keys,
                          const std::vector<Bytes>& values) = 0;
 
-  Duration timeout() const { return timeout_; }
-  virtual void set_timeout(Duration timeout) { timeout_ = timeout; }
+  Duration timeout() const { return timeout_.load(std::memory_order_relaxed); }
+  virtual void set_timeout(Duration timeout) { timeout_.store(timeout, std::memory_order_relaxed); }
 
  protected:
-  Duration timeout_ = kDefaultTimeout;
+  // Atomic, as the contract above asks: ranks that are threads of one process may share a
+  // store, and each one's init sets its rendezvous timeout on it while the others call it.
+  std::atomic<Duration> timeout_{kDefaultTimeout};
 };
 
 // An in-process store for tests and for ranks that are threads of one process.

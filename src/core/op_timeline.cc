@@ -110,7 +110,7 @@ bool OpTimeline::spill_segment(uint64_t segment) {
   std::size_t used = sizeof(uint32_t);
   for (uint64_t position = segment * kSegmentEntries; position < (segment + 1) * kSegmentEntries;
        ++position) {
-    used += encoder.encode(slot(position).entry, encoded_.data() + used);
+    used += encoder.encode(slot(position).load(), encoded_.data() + used);
   }
   auto size = static_cast<uint32_t>(used - sizeof(uint32_t));
   std::memcpy(encoded_.data(), &size, sizeof size);
@@ -142,7 +142,7 @@ void OpTimeline::for_each(const std::function<void(const TimelineEntry&)>& visit
   if (position <= first) return;
   std::vector<TimelineEntry> copied;
   copied.reserve(position - first);
-  for (uint64_t at = first; at < position; ++at) copied.push_back(slot(at).entry);
+  for (uint64_t at = first; at < position; ++at) copied.push_back(slot(at).load());
   // Segment s's slots are rewritten by segment s + kRingSegments, which the writer starts only
   // once s is in the spill file: the copies of segments spilled since may be torn, the file's
   // are not.

@@ -2,9 +2,10 @@
 // timed and recursive kinds over the std ones, the scoped MutexLock, the relockable UniqueLock
 // and CondVar, a std::condition_variable that waits with a UniqueLock.
 //
-// Every function is a one-line inline forward to the std type: the code generated is that of
-// std::mutex, std::lock_guard, std::unique_lock and std::condition_variable (same sizes, no
-// extra state but UniqueLock's owns flag, which std::unique_lock has too).
+// Every function but TimedMutex's is a one-line inline forward to the std type: the code
+// generated is that of std::mutex, std::lock_guard, std::unique_lock and
+// std::condition_variable (same sizes, no extra state but UniqueLock's owns flag, which
+// std::unique_lock has too).
 //
 // Thread safety: as the std types they wrap.
 #pragma once
@@ -34,24 +35,49 @@ class WEFT_CAPABILITY("mutex") Mutex {
   std::mutex mutex_;
 };
 
-// A Mutex whose lock may also be given up at a deadline (DeadlineStore).
+// A Mutex whose lock may also be given up at a deadline (DeadlineStore). A flag guarded by a
+// std::mutex and a condition variable, not std::timed_mutex: that one's try_lock_until on the
+// steady clock calls pthread_mutex_clocklock, which ThreadSanitizer does not intercept, so it
+// would take every such lock for none (an unlock of an unlocked mutex, and whatever the lock
+// guards as unguarded); pthread_cond_clockwait it does intercept. Not on any hot path: a
+// DeadlineStore call is a store round trip.
 class WEFT_CAPABILITY("mutex") TimedMutex {
  public:
   TimedMutex() = default;
   TimedMutex(const TimedMutex&) = delete;
   TimedMutex& operator=(const TimedMutex&) = delete;
 
-  void lock() WEFT_ACQUIRE() { mutex_.lock(); }
-  void unlock() WEFT_RELEASE() { mutex_.unlock(); }
-  bool try_lock() WEFT_TRY_ACQUIRE(true) { return mutex_.try_lock(); }
+  void lock() WEFT_ACQUIRE() {
+    std::unique_lock<std::mutex> state(state_);
+    freed_.wait(state, [this] { return !held_; });
+    held_ = true;
+  }
+  void unlock() WEFT_RELEASE() {
+    {
+      std::lock_guard<std::mutex> state(state_);
+      held_ = false;
+    }
+    freed_.notify_one();
+  }
+  bool try_lock() WEFT_TRY_ACQUIRE(true) {
+    std::lock_guard<std::mutex> state(state_);
+    if (held_) return false;
+    held_ = true;
+    return true;
+  }
   template <typename Clock, typename Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline)
       WEFT_TRY_ACQUIRE(true) {
-    return mutex_.try_lock_until(deadline);
+    std::unique_lock<std::mutex> state(state_);
+    if (!freed_.wait_until(state, deadline, [this] { return !held_; })) return false;
+    held_ = true;
+    return true;
   }
 
  private:
-  std::timed_mutex mutex_;
+  std::mutex state_;
+  std::condition_variable freed_;
+  bool held_ = false;
 };
 
 // A Mutex the thread holding it may take again. The analysis does not model re-entry: it

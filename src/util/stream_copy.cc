@@ -41,6 +41,8 @@ void copy_streaming(void* to, const void* from, std::size_t bytes) {
 }
 
 void stream_copy(void* to, const void* from, std::size_t bytes) {
+  // memcpy's pointers must not be null even for no bytes, and an empty buffer's may be.
+  if (bytes == 0) return;
   if (bytes >= kStreamCopyFrom) {
     copy_streaming(to, from, bytes);
   } else {
@@ -49,6 +51,7 @@ void stream_copy(void* to, const void* from, std::size_t bytes) {
 }
 
 void copy_into_output(void* to, const void* from, std::size_t bytes, std::size_t output_bytes) {
+  if (bytes == 0) return;  // as in stream_copy
   if (output_bytes >= kStreamOutputFrom) {
     stream_copy(to, from, bytes);
   } else {

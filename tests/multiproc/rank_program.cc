@@ -59,12 +59,12 @@ int peer_dies_during_receive(bool connect_first) {
 // it; the test checks every rank's error names the dead rank.
 int peer_dies_during_ring(void) {
   auto group = weft::init_process_group();
-  std::vector<int32_t> data(4);
+  std::vector<int32_t> data(4), received(4);
   int right = (group->rank() + 1) % group->size();
   int left = (group->rank() + group->size() - 1) % group->size();
-  // Build the ring's connections.
+  // Build the ring's connections. Two buffers: the receive may land while the send still reads.
   auto works = group->batch_isend_irecv({weft::P2POp::send(weft::ConstBufferView(data), right),
-                                         weft::P2POp::recv(weft::BufferView(data), left)});
+                                         weft::P2POp::recv(weft::BufferView(received), left)});
   for (auto& work : works) work->wait();
   if (group->rank() == 1) raise(SIGKILL);
   auto started = Clock::now();

@@ -149,6 +149,26 @@ TEST_P(StoreContract, ConcurrentClientsCountExactly) {
   EXPECT_EQ(store_->add("counter", 0), kClients * kAdds);
 }
 
+// As ranks that are threads of one process do: each one's init sets the timeout of the store
+// they share while the others call it (a data race ThreadSanitizer reported before the timeout
+// was atomic).
+TEST_P(StoreContract, TheTimeoutMayBeSetWhileOtherThreadsCallTheStore) {
+  constexpr int kThreads = 4, kRounds = 50;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < kRounds; ++j) {
+        store_->set_timeout(std::chrono::milliseconds(5000 + i));
+        store_->set("key" + std::to_string(i), to_bytes(std::to_string(j)));
+        EXPECT_EQ(to_string(store_->get("key" + std::to_string(i))), std::to_string(j));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_GE(store_->timeout(), 5000ms);
+  EXPECT_LT(store_->timeout(), std::chrono::milliseconds(5000 + kThreads));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreContract,
                          ::testing::Values("memory", "prefix", "file", "tcp"),
                          [](const auto& info) { return info.param; });

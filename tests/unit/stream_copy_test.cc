@@ -39,5 +39,15 @@ TEST(StreamCopy, CopyStreamingCopiesExactlyAtAnyAlignmentAndSize) {
   expect_exact_copies(util::copy_streaming, 4096);
 }
 
+// An empty buffer's data() may be null (a rank that receives nothing in an uneven all_to_all):
+// memcpy must not be given it, even for 0 bytes (UBSan fails the test if it is).
+TEST(StreamCopy, NothingToCopyMayComeWithNullPointers) {
+  std::vector<uint8_t> empty;
+  util::stream_copy(empty.data(), empty.data(), 0);
+  util::copy_into_output(empty.data(), empty.data(), 0, 0);
+  util::copy_into_output(empty.data(), empty.data(), 0, util::kStreamOutputFrom);
+  EXPECT_TRUE(empty.empty());
+}
+
 }  // namespace
 }  // namespace weft

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -13,15 +15,26 @@
 namespace weft::run {
 namespace {
 
-int g_write_fd = -1;
+// The handler runs on whichever thread the signal lands on (the store server's, say), possibly
+// while the main thread tears the relay down: it takes the write end once, counted as running,
+// and the destructor closes the pipe only once the write end is withdrawn and no handler is
+// between taking it and writing (else a late signal could write into a descriptor reused by
+// then).
+std::atomic<int> g_write_fd{-1};
+std::atomic<int> g_handlers_running{0};
+static_assert(std::atomic<int>::is_always_lock_free, "used from a signal handler");
 int g_read_fd = -1;
 
 void on_signal(int signo) {
   int saved = errno;
-  unsigned char byte = static_cast<unsigned char>(signo);
-  // Non-blocking: when the pipe is full the loop is awake anyway.
-  ssize_t ignored = ::write(g_write_fd, &byte, 1);
-  (void)ignored;
+  g_handlers_running.fetch_add(1);
+  if (int fd = g_write_fd.load(); fd >= 0) {
+    unsigned char byte = static_cast<unsigned char>(signo);
+    // Non-blocking: when the pipe is full the loop is awake anyway.
+    ssize_t ignored = ::write(fd, &byte, 1);
+    (void)ignored;
+  }
+  g_handlers_running.fetch_sub(1);
   errno = saved;
 }
 
@@ -37,7 +50,7 @@ void SignalRelay::install() {
     throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   }
   g_read_fd = fds[0];
-  g_write_fd = fds[1];
+  g_write_fd.store(fds[1]);
 
   struct sigaction action {};
   action.sa_handler = on_signal;
@@ -54,9 +67,12 @@ void SignalRelay::install() {
 SignalRelay::~SignalRelay() {
   if (g_read_fd < 0) return;
   for (int signo : kCaught) ::signal(signo, SIG_DFL);
+  const int write_fd = g_write_fd.exchange(-1);
+  // A handler past its load is one write() of a byte away from done.
+  while (g_handlers_running.load() != 0) sched_yield();
   ::close(g_read_fd);
-  ::close(g_write_fd);
-  g_read_fd = g_write_fd = -1;
+  ::close(write_fd);
+  g_read_fd = -1;
 }
 
 int SignalRelay::fd() const { return g_read_fd; }
