@@ -98,10 +98,9 @@ TEST(WeftTrace, SummaryOfAKnownTrace) {
 }
 
 // A trace much larger than the memory weft-trace is given: read as a stream, it still fits. The
-// file is laid out as no weft writer does (one line, events before otherData is not allowed, so
-// otherData first but the events spread over one long line), which a line-based reader would
-// refuse. 400,000 calls of all_reduce on 2 ranks take ~55 MB of JSON; parsed whole, several
-// times that.
+// whole document is one line (weft writes an event per line), which a line-based reader would
+// refuse; otherData still comes first, as the reader requires. 400,000 calls of all_reduce on 2
+// ranks take ~55 MB of JSON; parsed whole, several times that.
 TEST(WeftTrace, AnyLayoutIsReadAsAStreamInBoundedMemory) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a sanitizer's runtime reserves more address space than the limit set here";
