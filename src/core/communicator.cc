@@ -331,6 +331,10 @@ void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const
     failure = context_id == context(Channel::kCollective) && !aborted_;
   }
   if (failure) recorder_.dump(name_, rank_, world_->rank(), *error);
+  // This rank may be the only member of its host that hears it (the others may share no
+  // socket with the rank that gave up): pass it on through the window, or they would learn
+  // only that this rank left, not why.
+  if (context_id == context(Channel::kCollective)) tell_shared_memory_waiters(error);
 }
 
 void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> error) {

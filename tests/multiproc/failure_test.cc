@@ -467,15 +467,15 @@ TEST(Mismatch, DifferentCountsFailEveryRank) {
 
 // Across hosts the leaders carry the split sizes with the blocks: a disagreement between two
 // ranks on different hosts is found even when the hosts' totals agree. The ranks that saw
-// nothing wrong learn it in the barrier that follows, run flat (dissemination, over TCP): a
-// hierarchical barrier's first phase, within a host, tells a member only that its leader
-// left, not why, when the leader fails in the leaders' phase (docs/RELIABILITY.md).
+// nothing wrong learn it in the barrier that follows, hierarchical too: a member (rank 2) that
+// shares no socket with the rank that found it learns why from its leader through the host's
+// window, not only that the leader left.
 TEST(Mismatch, AllToAllSplitsThatDisagreeAcrossHostsFailEveryRank) {
   std::map<int, std::map<std::string, std::string>> per_rank;
   const std::vector<std::string> hosts{"a", "b", "a", "b"};
   for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
   Job job;
-  job.start("mismatched_splits_across_hosts", 4, {{"WEFT_ALGO", "barrier=dissemination"}},
+  job.start("mismatched_splits_across_hosts", 4, {},
             per_rank);
   expect_mismatch_everywhere(
       job, 4, {"all_to_all split sizes disagree: rank 0 sends 4 bytes to rank 1, which expects 8"});
