@@ -475,8 +475,7 @@ TEST(Mismatch, AllToAllSplitsThatDisagreeAcrossHostsFailEveryRank) {
   const std::vector<std::string> hosts{"a", "b", "a", "b"};
   for (std::size_t r = 0; r < hosts.size(); ++r) per_rank[r] = {{"WEFT_HOST_ID", hosts[r]}};
   Job job;
-  job.start("mismatched_splits_across_hosts", 4, {},
-            per_rank);
+  job.start("mismatched_splits_across_hosts", 4, {}, per_rank);
   expect_mismatch_everywhere(
       job, 4, {"all_to_all split sizes disagree: rank 0 sends 4 bytes to rank 1, which expects 8"});
 }
