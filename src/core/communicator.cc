@@ -337,6 +337,13 @@ void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const
   if (context_id == context(Channel::kCollective)) tell_shared_memory_waiters(error);
 }
 
+std::string Communicator::describe_rank(int group_rank) const {
+  const int world_rank = world_rank_of(group_rank);
+  std::string text = "rank " + std::to_string(group_rank);
+  if (world_rank != group_rank) text += " (global rank " + std::to_string(world_rank) + ")";
+  return text;
+}
+
 void Communicator::on_peer_failed(int world_peer, std::shared_ptr<const Error> error) {
   // Point-to-point with the other members still works; collectives need everyone.
   if (group_rank_of(world_peer) < 0) return;

@@ -80,6 +80,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   World& world() { return *world_; }
   const std::shared_ptr<World>& world_ptr() const { return world_; }
   int world_rank_of(int group_rank) const { return world_ranks_[group_rank]; }
+  // "rank N" for error messages, with "(global rank M)" where the numbers differ: a group's
+  // ranks, not the world's, and those of the host groups a hierarchical collective runs in.
+  std::string describe_rank(int group_rank) const;
   // -1 when the world rank is not a member.
   int group_rank_of(int world_rank) const;
 

@@ -129,13 +129,12 @@ void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& resul
   auto member_failure = [&](int member, const std::string& what) {
     OpInfo with_peer = info;
     with_peer.peer = member;
-    return std::make_shared<const Error>(ErrorCode::kPeerFailure,
-                                         "rank " + std::to_string(member) + " " + what,
-                                         context_for(with_peer));
+    return std::make_shared<const Error>(
+        ErrorCode::kPeerFailure, describe_rank(member) + " " + what, context_for(with_peer));
   };
-  auto member_list = [](const std::vector<int>& members) {
+  auto member_list = [&](const std::vector<int>& members) {
     std::string text;
-    for (int m : members) text += (text.empty() ? "" : ", ") + std::to_string(m);
+    for (int m : members) text += (text.empty() ? "" : ", ") + describe_rank(m);
     return text;
   };
   std::shared_ptr<const Error> error;
@@ -161,7 +160,7 @@ void Communicator::fail_window_wait(LocalWindow& window, const WaitResult& resul
       error = std::make_shared<const Error>(
           code == ErrorCode::kMismatch || code == ErrorCode::kPeerFailure ? code
                                                                           : ErrorCode::kAborted,
-          (result.members.front() >= 0 ? "rank " + member_list(result.members) : "a member") +
+          (result.members.front() >= 0 ? member_list(result.members) : "a member") +
               " gave up this collective: " + reason,
           context_for(info));
       break;
@@ -249,8 +248,7 @@ void Communicator::fail_window_record(LocalWindow& window, int member, const cha
                                       const std::string& fault, const OpInfo& info) {
   OpInfo with_peer = info;
   with_peer.peer = member;
-  std::string text = "rank " + std::to_string(member) + " (global rank " +
-                     std::to_string(world_rank_of(member)) + ") published " + record +
+  std::string text = describe_rank(member) + " published " + record +
                      " in the group's shared-memory window that no weft rank writes: " + fault;
   util::log_error(util::Subsys::kShm, [&] { return text; });
   auto error = std::make_shared<const Error>(ErrorCode::kPeerFailure, std::move(text),

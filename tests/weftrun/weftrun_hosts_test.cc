@@ -78,9 +78,12 @@ int run_allreduce_probe(const std::vector<std::string>& mode) {
 }
 
 // All-reduces 1 MiB again and again until it fails, then prints how long the rank had heard
-// nothing when the error came, and the error.
-int run_until_failure_probe() {
+// nothing when the error came, and the error. `outlive_sigterm`: weftrun's SIGTERM, sent to the
+// other ranks once one has died, does not stop this rank, so that it reports what weft told it
+// (weftrun sends SIGKILL 5 s later).
+int run_until_failure_probe(bool outlive_sigterm) {
   using Clock = std::chrono::steady_clock;
+  if (outlive_sigterm) ::signal(SIGTERM, SIG_IGN);  // weft leaves an ignored signal alone
   auto group = weft::init_process_group();
   std::vector<double> data(1 << 17, 1.0);
   auto last_done = Clock::now();
@@ -89,7 +92,7 @@ int run_until_failure_probe() {
       group->all_reduce(weft::BufferView(data));
       last_done = Clock::now();
       if (call == 0) {
-        std::printf("looping rank=%d\n", group->rank());
+        std::printf("looping rank=%d pid=%d\n", group->rank(), static_cast<int>(::getpid()));
         std::fflush(stdout);
       }
       std::fill(data.begin(), data.end(), 1.0);
@@ -102,7 +105,32 @@ int run_until_failure_probe() {
   }
 }
 
-// --- the two hosts: network namespaces --------------------------------------------------------
+// What each rank of an until-failure probe printed: its pid once it loops, and how long it
+// had heard nothing when its error came, with the error.
+struct UntilFailureLines {
+  std::map<int, pid_t> pids;
+  std::map<int, double> silent_seconds;
+  std::map<int, std::string> errors;
+};
+
+UntilFailureLines until_failure_lines(const std::string& out) {
+  static const std::regex looping(R"(\[rank (\d+)\] looping rank=\d+ pid=(\d+))");
+  static const std::regex failed(R"(\[rank (\d+)\] failed rank=\d+ after=([\d.]+) (.*))");
+  UntilFailureLines lines;
+  std::istringstream text(out);
+  for (std::string line; std::getline(text, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, looping)) {
+      lines.pids[std::stoi(m[1])] = static_cast<pid_t>(std::stol(m[2]));
+    } else if (std::regex_match(line, m, failed)) {
+      lines.silent_seconds[std::stoi(m[1])] = std::stod(m[2]);
+      lines.errors[std::stoi(m[1])] = m[3];
+    }
+  }
+  return lines;
+}
+
+// --- the hosts: network namespaces --------------------------------------------------------
 
 // Runs `command` under sh with a deadline; its output is discarded. True when it exits 0.
 bool run(const std::string& command) {
@@ -121,14 +149,13 @@ std::string output_of(const std::string& command) {
   return text;
 }
 
-// Two namespaces, "hosts" 10.201.0.1 and 10.201.0.2, each with its end of one veth pair named
-// eth0 inside, and lo up. Removed, with every process still in them, on destruction.
-class TwoHosts {
+// `count` namespaces, "hosts" 10.201.0.1, 10.201.0.2, ..., each with eth0 and lo up. Two are
+// joined by one veth pair; more, each by a veth pair to a bridge (a switch) in a namespace of
+// its own. Removed, with every process still in them, on destruction.
+class SimulatedHosts {
  public:
-  static constexpr const char* kAddress[2] = {"10.201.0.1", "10.201.0.2"};
-
   // Null, with the reason in `why_not`, where namespaces cannot be made.
-  static std::unique_ptr<TwoHosts> create(std::string& why_not) {
+  static std::unique_ptr<SimulatedHosts> create(int count, std::string& why_not) {
     if (::geteuid() != 0) {
       why_not = "needs root to create network namespaces";
       return nullptr;
@@ -137,23 +164,25 @@ class TwoHosts {
       why_not = "needs iproute2's ip";
       return nullptr;
     }
-    std::unique_ptr<TwoHosts> hosts(new TwoHosts());
+    std::unique_ptr<SimulatedHosts> hosts(new SimulatedHosts(count));
     if (!hosts->set_up()) {
       why_not =
-          "cannot create network namespaces and a veth pair here (ip netns add / ip link "
-          "add failed)";
+          "cannot create network namespaces, veth pairs and a bridge here (ip netns add / ip "
+          "link add failed)";
       return nullptr;
     }
     return hosts;
   }
 
-  ~TwoHosts() {
+  ~SimulatedHosts() {
     for (const std::string& ns : namespaces_) {
       kill_everything_in(ns);
-      run("ip netns delete " + ns);  // takes its end of the veth pair, and so the pair, along
+      run("ip netns delete " + ns);  // takes its ends of the veth pairs, and so the pairs, along
     }
   }
 
+  int count() const { return count_; }
+  static std::string address(int host) { return "10.201.0." + std::to_string(host + 1); }
   const std::string& netns(int host) const { return namespaces_[static_cast<std::size_t>(host)]; }
 
   // The pids in a namespace (ip netns pids).
@@ -176,10 +205,11 @@ class TwoHosts {
     fs::path script = dir / "netns-rsh";
     std::ofstream out(script);
     out << "#!/bin/sh\n"
-        << "case \"$1\" in\n"
-        << "  " << kAddress[0] << ") ns=" << netns(0) << " ;;\n"
-        << "  " << kAddress[1] << ") ns=" << netns(1) << " ;;\n"
-        << "  *) echo \"netns-rsh: $1: no such host\" >&2; exit 255 ;;\n"
+        << "case \"$1\" in\n";
+    for (int host = 0; host < count_; ++host) {
+      out << "  " << address(host) << ") ns=" << netns(host) << " ;;\n";
+    }
+    out << "  *) echo \"netns-rsh: $1: no such host\" >&2; exit 255 ;;\n"
         << "esac\n"
         // A background command's stdin would be /dev/null: keep the real one on fd 3.
         << "exec 3<&0\n"
@@ -191,28 +221,43 @@ class TwoHosts {
   }
 
  private:
-  TwoHosts() {
-    std::string id = "wft" + std::to_string(::getpid());
-    namespaces_ = {id + "a", id + "b"};
-    veth_ = {id + "x", id + "y"};
+  explicit SimulatedHosts(int count) : count_(count), id_("wft" + std::to_string(::getpid())) {}
+
+  bool add_namespace(const std::string& name) {
+    if (!run("ip netns add " + name)) return false;
+    namespaces_.push_back(name);
+    return true;
+  }
+
+  // Moves `veth` into host `host`'s namespace as its eth0, with the host's address.
+  bool plug_host(int host, const std::string& veth) {
+    const std::string& ns = netns(host);
+    return run("ip link set " + veth + " netns " + ns) &&
+           run("ip -n " + ns + " link set " + veth + " name eth0") &&
+           run("ip -n " + ns + " addr add " + address(host) + "/24 dev eth0") &&
+           run("ip -n " + ns + " link set eth0 up") && run("ip -n " + ns + " link set lo up");
   }
 
   bool set_up() {
-    for (int host = 0; host < 2; ++host) {
-      if (!run("ip netns add " + netns(host))) {
-        if (host == 1) run("ip netns delete " + netns(0));
-        namespaces_.resize(static_cast<std::size_t>(host));
-        return false;
-      }
+    for (int host = 0; host < count_; ++host) {
+      if (!add_namespace(id_ + static_cast<char>('a' + host))) return false;
     }
-    if (!run("ip link add " + veth_[0] + " type veth peer name " + veth_[1])) return false;
-    for (int host = 0; host < 2; ++host) {
-      const std::string& ns = netns(host);
-      const std::string& veth = veth_[static_cast<std::size_t>(host)];
-      if (!run("ip link set " + veth + " netns " + ns) ||
-          !run("ip -n " + ns + " link set " + veth + " name eth0") ||
-          !run("ip -n " + ns + " addr add " + kAddress[host] + "/24 dev eth0") ||
-          !run("ip -n " + ns + " link set eth0 up") || !run("ip -n " + ns + " link set lo up")) {
+    if (count_ == 2) {
+      return run("ip link add " + id_ + "x type veth peer name " + id_ + "y") &&
+             plug_host(0, id_ + "x") && plug_host(1, id_ + "y");
+    }
+    const std::string sw = id_ + "s";
+    if (!add_namespace(sw) || !run("ip -n " + sw + " link add br0 type bridge") ||
+        !run("ip -n " + sw + " link set br0 up")) {
+      return false;
+    }
+    for (int host = 0; host < count_; ++host) {
+      const std::string end = id_ + "h" + std::to_string(host);
+      const std::string port = id_ + "p" + std::to_string(host);
+      if (!run("ip link add " + end + " type veth peer name " + port) || !plug_host(host, end) ||
+          !run("ip link set " + port + " netns " + sw) ||
+          !run("ip -n " + sw + " link set " + port + " master br0") ||
+          !run("ip -n " + sw + " link set " + port + " up")) {
         return false;
       }
     }
@@ -228,15 +273,18 @@ class TwoHosts {
     }
   }
 
-  std::vector<std::string> namespaces_;
-  std::vector<std::string> veth_;
+  int count_;
+  std::string id_;
+  std::vector<std::string> namespaces_;  // the hosts', then the switch's
 };
 
-class WeftrunHostsNetns : public ::testing::Test {
+// Runs weftrun over `HostCount` simulated hosts.
+template <int HostCount>
+class NetnsHostsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why_not;
-    hosts_ = TwoHosts::create(why_not);
+    hosts_ = SimulatedHosts::create(HostCount, why_not);
     if (!hosts_) GTEST_SKIP() << why_not;
     rsh_ = hosts_->write_remote_shell(dir_.path());
   }
@@ -265,18 +313,60 @@ class WeftrunHostsNetns : public ::testing::Test {
     return std::make_unique<Weftrun>(args, dir_.path(), "weftrun", environment);
   }
 
-  // Nothing of the job may outlive weftrun, on either host.
+  // `per_host` ranks on every host all-reduce 1 MiB in a loop; then `victim` is SIGKILLed.
+  // Its connections end (no timeout to wait for): every other rank's collective fails within
+  // the timeout, saying which rank is gone.
+  void kill_a_rank_mid_collective(int per_host, int victim) {
+    constexpr double kTimeoutSeconds = 5;
+    const int ranks = per_host * HostCount;
+    auto weftrun =
+        launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"}, {},
+                       every_host(per_host), "5");
+    ASSERT_TRUE(eventually(
+        [&] {
+          return until_failure_lines(weftrun->out()).pids.size() == static_cast<std::size_t>(ranks);
+        },
+        30s))
+        << weftrun->out() << weftrun->err();
+    std::this_thread::sleep_for(200ms);
+    ::kill(until_failure_lines(weftrun->out()).pids.at(victim), SIGKILL);
+    EXPECT_NE(weftrun->wait(60s), 0);
+    const UntilFailureLines lines = until_failure_lines(weftrun->out());
+    const std::string context = every_host(per_host) + ", rank " + std::to_string(victim) +
+                                " killed\n" + weftrun->out() + weftrun->err();
+    EXPECT_EQ(lines.errors.size(), static_cast<std::size_t>(ranks - 1)) << context;
+    for (const auto& [rank, error] : lines.errors) {
+      EXPECT_NE(rank, victim) << context;
+      EXPECT_LE(lines.silent_seconds.at(rank), kTimeoutSeconds) << context;
+      EXPECT_NE(error.find("rank " + std::to_string(victim)), std::string::npos) << context;
+    }
+    expect_hosts_empty();
+  }
+
+  // "10.201.0.1:N,10.201.0.2:N,...": `per_host` ranks on each host.
+  static std::string every_host(int per_host) {
+    std::string hosts;
+    for (int host = 0; host < HostCount; ++host) {
+      hosts += (host ? "," : "") + SimulatedHosts::address(host) + ":" + std::to_string(per_host);
+    }
+    return hosts;
+  }
+
+  // Nothing of the job may outlive weftrun, on any host.
   void expect_hosts_empty() {
-    for (int host = 0; host < 2; ++host) {
+    for (int host = 0; host < HostCount; ++host) {
       EXPECT_TRUE(eventually([&] { return hosts_->pids(host).empty(); }, 10s))
           << hosts_->pids(host).size() << " processes left in " << hosts_->netns(host);
     }
   }
 
   TempDir dir_;
-  std::unique_ptr<TwoHosts> hosts_;
+  std::unique_ptr<SimulatedHosts> hosts_;
   std::string rsh_;
 };
+
+using WeftrunHostsNetns = NetnsHostsTest<2>;
+using WeftrunFourHostsNetns = NetnsHostsTest<4>;
 
 std::vector<std::smatch> probe_lines(const std::string& out, std::vector<std::string>& storage) {
   static const std::regex pattern(
@@ -469,6 +559,71 @@ TEST_F(WeftrunHostsNetns, AHostTheRemoteShellCannotReachFailsTheJob) {
   expect_hosts_empty();
 }
 
+TEST_F(WeftrunHostsNetns, ARankKilledOnTheOtherHostFailsEveryRankNamingIt) {
+  kill_a_rank_mid_collective(/*per_host=*/1, /*victim=*/1);
+  kill_a_rank_mid_collective(/*per_host=*/2, /*victim=*/2);  // a host's leader
+}
+
+// --- four hosts on a bridge -----------------------------------------------------------------
+
+// The scale tier's correctness sweep (every op and size against plain loops) on four hosts, one
+// rank each (TCP only) and two each (shared memory within a host, hierarchical or flat).
+TEST_F(WeftrunFourHostsNetns, EveryCollectiveIsRightAcrossFourHosts) {
+  for (const int per_host : {1, 2}) {
+    auto weftrun = launch_program({WEFT_SCALE_SWEEP_PATH}, {}, every_host(per_host));
+    const int ranks = 4 * per_host;
+    ASSERT_EQ(weftrun->wait(120s), 0) << every_host(per_host) << "\n"
+                                      << weftrun->err() << weftrun->out();
+    EXPECT_NE(
+        weftrun->out().find("scale sweep: " + std::to_string(ranks) + " ranks, every result right"),
+        std::string::npos)
+        << every_host(per_host) << "\n"
+        << weftrun->out();
+  }
+  expect_hosts_empty();
+}
+
+// The hierarchical scenario (every collective, root, uneven sizes, reduce_scatter's dtypes and
+// ops, a subgroup) forced hierarchical on four hosts of two ranks: four leaders.
+TEST_F(WeftrunFourHostsNetns, EveryCollectiveRunsHierarchicallyAcrossFourHosts) {
+  auto weftrun = launch_program({WEFT_TEST_RANK_PATH, "hierarchical_collectives"}, {},
+                                every_host(2), "20", {{"WEFT_ALGO", "hierarchical"}});
+  ASSERT_EQ(weftrun->wait(180s), 0) << weftrun->err() << weftrun->out();
+  for (int rank = 0; rank < 8; ++rank) {
+    EXPECT_NE(weftrun->out().find("[rank " + std::to_string(rank) + "] RESULT ok"),
+              std::string::npos)
+        << weftrun->out();
+  }
+  expect_hosts_empty();
+}
+
+TEST_F(WeftrunFourHostsNetns, ARankKilledOnAnotherHostFailsEveryRankNamingIt) {
+  kill_a_rank_mid_collective(/*per_host=*/1, /*victim=*/2);
+  kill_a_rank_mid_collective(/*per_host=*/2, /*victim=*/5);  // not its host's leader
+}
+
+// Host 2's link taken down under a 1 MiB all_reduce loop (no FIN, no RST: silence): every rank
+// fails within 1.5 times its timeout, and every other rank names rank 2.
+TEST_F(WeftrunFourHostsNetns, ALinkTakenDownMidCollectiveFailsEveryRankInTime) {
+  constexpr double kTimeoutSeconds = 5;
+  auto weftrun = launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"},
+                                {}, every_host(1), "5");
+  ASSERT_TRUE(eventually([&] { return until_failure_lines(weftrun->out()).pids.size() == 4; }, 30s))
+      << weftrun->out() << weftrun->err();
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(run("ip -n " + hosts_->netns(2) + " link set eth0 down"));
+  EXPECT_NE(weftrun->wait(60s), 0);
+  const UntilFailureLines lines = until_failure_lines(weftrun->out());
+  const std::string context = weftrun->out() + weftrun->err();
+  EXPECT_EQ(lines.errors.size(), 4u) << context;
+  for (const auto& [rank, error] : lines.errors) {
+    EXPECT_LE(lines.silent_seconds.at(rank), kTimeoutSeconds * 1.5) << context;
+    if (rank != 2) {
+      EXPECT_NE(error.find("rank 2"), std::string::npos) << context;
+    }
+  }
+}
+
 // --- without namespaces -----------------------------------------------------------------------
 
 TEST(WeftrunHosts, NodesOnThisHostStartWithoutTheRemoteShell) {
@@ -536,7 +691,10 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "--weftrun-hosts-probe") == 0) {
     try {
       if (argc >= 3 && std::strcmp(argv[2], "until-failure") == 0) {
-        return run_until_failure_probe();
+        return run_until_failure_probe(/*outlive_sigterm=*/false);
+      }
+      if (argc >= 3 && std::strcmp(argv[2], "until-failure-past-sigterm") == 0) {
+        return run_until_failure_probe(/*outlive_sigterm=*/true);
       }
       return run_allreduce_probe(std::vector<std::string>(argv + 2, argv + argc));
     } catch (const std::exception& error) {
