@@ -18,11 +18,11 @@
 #include "store/server_connection.h"
 #include "store/store_auth.h"
 #include "store/store_protocol.h"
-#include "store/warning_limiter.h"
 #include "util/hmac.h"
 #include "util/log.h"
 #include "util/settings.h"
 #include "util/socket.h"
+#include "util/warning_limiter.h"
 #include "weft/error.h"
 
 namespace weft {
@@ -317,7 +317,7 @@ class TcpStoreServer::Loop {
         try {
           client.in.append(read_buffer_, static_cast<std::size_t>(n));
         } catch (const std::bad_alloc&) {
-          util::log_warn(util::Subsys::kStore, [&] {
+          client_faults_.warn([&] {
             return "store server: out of memory for the requests of client " + client.peer +
                    "; closing its connection";
           });
@@ -373,7 +373,7 @@ class TcpStoreServer::Loop {
         break;
       }
       if (length > max_frame_) {
-        util::log_warn(util::Subsys::kStore, [&] {
+        client_faults_.warn([&] {
           return "store server: client " + client.peer + " announced a frame of " +
                  std::to_string(length) + " bytes (limit " + std::to_string(max_frame_) +
                  "); refused";
@@ -517,7 +517,7 @@ class TcpStoreServer::Loop {
       client.out.append(&status, 1);
       client.out.append(reply.body.data(), reply.body.size());
     } catch (const std::bad_alloc&) {
-      util::log_warn(util::Subsys::kStore, [&] {
+      client_faults_.warn([&] {
         return "store server: out of memory for the replies to client " + client.peer +
                "; closing its connection";
       });
@@ -620,9 +620,10 @@ class TcpStoreServer::Loop {
   bool waking_ = false;       // inside wake_parked: a change is one more round, not a nested wake
   Clock::time_point next_check_ = Clock::time_point::max();  // when check_timers may have work
   std::optional<Clock::time_point> accept_paused_until_;     // out of descriptors: see kAcceptPause
-  store::WarningLimiter refusals_{kWarningInterval};
-  store::WarningLimiter stalls_{kWarningInterval};
-  store::WarningLimiter strangers_{kWarningInterval};
+  util::WarningLimiter refusals_{util::Subsys::kStore, kWarningInterval};
+  util::WarningLimiter stalls_{util::Subsys::kStore, kWarningInterval};
+  util::WarningLimiter strangers_{util::Subsys::kStore, kWarningInterval};
+  util::WarningLimiter client_faults_{util::Subsys::kStore, kWarningInterval};  // any client's
   uint8_t read_buffer_[kReadChunk];
   std::thread thread_;
 };

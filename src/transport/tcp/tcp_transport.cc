@@ -1001,8 +1001,7 @@ bool TcpTransport::send_handshake(TcpConnection* connection, const std::vector<u
 }
 
 void TcpTransport::refuse_incoming(TcpConnection* connection, const std::string& why) {
-  util::log_warn(util::Subsys::kTransport,
-                 [&] { return "refused a connection from " + connection->address + ": " + why; });
+  refusals_.warn([&] { return "refused a connection from " + connection->address + ": " + why; });
   close_connection(connection);
 }
 

@@ -47,6 +47,7 @@
 #include "transport/transport.h"
 #include "util/mutex.h"
 #include "util/socket.h"
+#include "util/warning_limiter.h"
 
 namespace weft::transport {
 
@@ -273,9 +274,11 @@ class TcpTransport final : public Transport, public MessageSink {
   std::optional<std::chrono::steady_clock::time_point> accept_paused_until_;  // event loop only
   bool accept_failing_ = false;                // event loop only: warned about the shortage
   std::atomic<bool> strangers_closed_{false};  // destroy_closed_strangers has work
-  std::atomic<int> writers_waiting_{0};        // connections whose queue waits for EPOLLOUT
-  std::atomic<int> lingering_{0};              // connections unwatched with nobody polling them
-  std::atomic<bool> loop_ticks_fast_{false};   // the loop wakes every kLingerMs
+  // Anyone who reaches the port can be refused: a flood of them must not flood the log.
+  util::WarningLimiter refusals_{util::Subsys::kTransport, std::chrono::seconds(5)};
+  std::atomic<int> writers_waiting_{0};       // connections whose queue waits for EPOLLOUT
+  std::atomic<int> lingering_{0};             // connections unwatched with nobody polling them
+  std::atomic<bool> loop_ticks_fast_{false};  // the loop wakes every kLingerMs
   std::atomic<bool> stop_{false};
   std::thread loop_;
 };
