@@ -48,7 +48,9 @@ void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
                               launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
     body(call);
     call.report_slot_fills();
-  } catch (const Error& error) {
+  } catch (const Error& raised) {
+    // An error of a hierarchical collective's host group is told in this group's ranks too.
+    const Error error = comm.with_host_group_ranks_explained(raised);
     // Recorded before the group fails: the dump that failing triggers then shows how it ended.
     recorder.end(recorded, core::outcome_of(error.code()));
     if (logged) [[unlikely]]
@@ -56,7 +58,7 @@ void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
     if (error.code() != ErrorCode::kInvalidArgument) {
       comm.fail_collectives(std::make_shared<const Error>(error));
     }
-    throw;
+    throw error;
   } catch (...) {
     recorder.end(recorded, core::OpOutcome::kFailed);
     throw;

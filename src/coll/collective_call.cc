@@ -83,9 +83,20 @@ void CollectiveCall::recv(int peer, uint32_t step, void* data, std::size_t bytes
 namespace weft::coll {
 
 CollectiveCall CollectiveCall::on(core::Communicator& group) const {
-  // The same deadline, and the timeout that set it (error messages quote it).
+  // The same deadline, and the timeout that set it (error messages quote it); but a member of
+  // this host that is not its leader waits a little longer. When the leader's part across hosts
+  // times out, the leader's error (which names the rank across hosts that did not come) must
+  // reach the member through the host's window before the member's own timeout would name only
+  // the leader.
+  util::Clock::time_point deadline = deadline_.get();
+  const std::chrono::milliseconds timeout = deadline_.timeout();
+  const core::HostGroups* host_groups = comm_.made_host_groups();
+  if (host_groups && &group == host_groups->local.get() && group.rank() != 0 &&
+      deadline != util::Clock::time_point::max() && timeout.count() > 0) {
+    deadline += std::min<std::chrono::milliseconds>(timeout / 2, kMemberGrace);
+  }
   return CollectiveCall(group, name_, signature_, group.next_seq(),
-                        util::LazyDeadline(deadline_.get(), deadline_.timeout()), segment_bytes_);
+                        util::LazyDeadline(deadline, timeout), segment_bytes_);
 }
 
 void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,

@@ -59,7 +59,10 @@ class CollectiveCall {
 
   // The same call run on another group (a host group of this one, for hierarchical
   // algorithms): same name, signature, deadline and segment size, that group's next sequence
-  // number (its members make their sub-calls in the same order).
+  // number (its members make their sub-calls in the same order). On this host's group, a
+  // member that is not the leader gets kMemberGrace more (at most half the timeout), so that a
+  // leader that times out across hosts tells it why first.
+  static constexpr std::chrono::milliseconds kMemberGrace{2000};
   CollectiveCall on(core::Communicator& group) const;
   core::Communicator& communicator() const { return comm_; }
 

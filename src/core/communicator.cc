@@ -1,6 +1,7 @@
 #include "core/communicator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "core/clock_alignment.h"
@@ -335,6 +336,42 @@ void Communicator::on_context_aborted(uint64_t context_id, std::shared_ptr<const
   // socket with the rank that gave up): pass it on through the window, or they would learn
   // only that this rank left, not why.
   if (context_id == context(Channel::kCollective)) tell_shared_memory_waiters(error);
+}
+
+Error Communicator::with_host_group_ranks_explained(const Error& error) const {
+  const HostGroups* groups = made_host_groups();
+  if (!groups) return error;
+  const Communicator* inner = nullptr;
+  for (const Communicator* group : {groups->local.get(), groups->leaders.get()}) {
+    if (group && group->name() == error.context().group) inner = group;
+  }
+  if (!inner) return error;
+  // The ranks the message mentions ("rank N"), each as this group's.
+  std::vector<int> mentioned;
+  const std::string& text = error.message();
+  for (std::size_t at = text.find("rank "); at != std::string::npos;
+       at = text.find("rank ", at + 1)) {
+    std::size_t digits = at + 5, end = digits;
+    while (end < text.size() && end - digits < 9 &&
+           std::isdigit(static_cast<unsigned char>(text[end])))
+      ++end;
+    if (end == digits) continue;
+    int rank = std::stoi(text.substr(digits, end - digits));
+    if (rank < inner->size() &&
+        std::find(mentioned.begin(), mentioned.end(), rank) == mentioned.end()) {
+      mentioned.push_back(rank);
+    }
+  }
+  if (mentioned.empty()) return error;
+  std::string legend;
+  for (int rank : mentioned) {
+    legend +=
+        (legend.empty() ? "" : ", ") + ("rank " + std::to_string(rank) + " is rank " +
+                                        std::to_string(group_rank_of(inner->world_rank_of(rank))));
+  }
+  return Error(error.code(),
+               error.message() + " (in " + inner->name() + ", " + legend + " of '" + name_ + "')",
+               error.context(), error.earlier_cause());
 }
 
 std::string Communicator::describe_rank(int group_rank) const {

@@ -147,6 +147,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // same collective; the contexts are derived from this group's, not drawn from a counter, so
   // a concurrent new_group cannot shift them).
   HostGroups& host_groups();
+  // The host groups if host_groups() made them already, else null. Never makes them.
+  const HostGroups* made_host_groups() const {
+    return made_host_groups_.load(std::memory_order_acquire);
+  }
+  // An error raised in one of this group's host groups names that group's ranks: the same error
+  // with which ranks of this group they are (else the error itself).
+  Error with_host_group_ranks_explained(const Error& error) const;
   // The group's shared-memory window, made at the first call (every member makes that call at
   // the same collective, `info`); null when the group is not on one host or a member cannot map
   // it. A member that never comes is a timeout naming it.

@@ -343,6 +343,45 @@ class NetnsHostsTest : public ::testing::Test {
     expect_hosts_empty();
   }
 
+  // `per_host` ranks on every host all-reduce 1 MiB in a loop; then `host`'s link goes down
+  // (no FIN, no RST: silence). Every rank fails within 1.5 times its timeout, and names a rank
+  // on the other side of the cut: a rank of `host` for the others, one of the others for
+  // `host`'s ranks.
+  void take_a_link_down_mid_collective(int per_host, int host) {
+    constexpr double kTimeoutSeconds = 5;
+    const int ranks = per_host * HostCount;
+    auto weftrun =
+        launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"}, {},
+                       every_host(per_host), "5");
+    ASSERT_TRUE(eventually(
+        [&] {
+          return until_failure_lines(weftrun->out()).pids.size() == static_cast<std::size_t>(ranks);
+        },
+        30s))
+        << weftrun->out() << weftrun->err();
+    std::this_thread::sleep_for(200ms);
+    ASSERT_TRUE(run("ip -n " + hosts_->netns(host) + " link set eth0 down"));
+    EXPECT_NE(weftrun->wait(60s), 0);
+    const UntilFailureLines lines = until_failure_lines(weftrun->out());
+    const std::string context = every_host(per_host) + ", host " + std::to_string(host) +
+                                " cut off\n" + weftrun->out() + weftrun->err();
+    EXPECT_EQ(lines.errors.size(), static_cast<std::size_t>(ranks)) << context;
+    auto on_cut_host = [&](int rank) { return rank / per_host == host; };
+    for (const auto& [rank, error] : lines.errors) {
+      EXPECT_LE(lines.silent_seconds.at(rank), kTimeoutSeconds * 1.5) << context;
+      bool names_the_other_side = false;
+      for (int other = 0; other < ranks; ++other) {
+        if (on_cut_host(other) != on_cut_host(rank) &&
+            error.find("rank " + std::to_string(other)) != std::string::npos) {
+          names_the_other_side = true;
+        }
+      }
+      EXPECT_TRUE(names_the_other_side) << "rank " << rank << ": " << error << "\n" << context;
+    }
+    expect_hosts_empty();
+    ASSERT_TRUE(run("ip -n " + hosts_->netns(host) + " link set eth0 up"));  // for the next job
+  }
+
   // "10.201.0.1:N,10.201.0.2:N,...": `per_host` ranks on each host.
   static std::string every_host(int per_host) {
     std::string hosts;
@@ -602,26 +641,14 @@ TEST_F(WeftrunFourHostsNetns, ARankKilledOnAnotherHostFailsEveryRankNamingIt) {
   kill_a_rank_mid_collective(/*per_host=*/2, /*victim=*/5);  // not its host's leader
 }
 
-// Host 2's link taken down under a 1 MiB all_reduce loop (no FIN, no RST: silence): every rank
-// fails within 1.5 times its timeout, and every other rank names rank 2.
+// A host's link taken down under a 1 MiB all_reduce loop (no FIN, no RST: silence).
+TEST_F(WeftrunHostsNetns, ALinkTakenDownUnderTwoRanksPerHostFailsEveryRankInTime) {
+  take_a_link_down_mid_collective(/*per_host=*/2, /*host=*/1);
+}
+
 TEST_F(WeftrunFourHostsNetns, ALinkTakenDownMidCollectiveFailsEveryRankInTime) {
-  constexpr double kTimeoutSeconds = 5;
-  auto weftrun = launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"},
-                                {}, every_host(1), "5");
-  ASSERT_TRUE(eventually([&] { return until_failure_lines(weftrun->out()).pids.size() == 4; }, 30s))
-      << weftrun->out() << weftrun->err();
-  std::this_thread::sleep_for(200ms);
-  ASSERT_TRUE(run("ip -n " + hosts_->netns(2) + " link set eth0 down"));
-  EXPECT_NE(weftrun->wait(60s), 0);
-  const UntilFailureLines lines = until_failure_lines(weftrun->out());
-  const std::string context = weftrun->out() + weftrun->err();
-  EXPECT_EQ(lines.errors.size(), 4u) << context;
-  for (const auto& [rank, error] : lines.errors) {
-    EXPECT_LE(lines.silent_seconds.at(rank), kTimeoutSeconds * 1.5) << context;
-    if (rank != 2) {
-      EXPECT_NE(error.find("rank 2"), std::string::npos) << context;
-    }
-  }
+  take_a_link_down_mid_collective(/*per_host=*/1, /*host=*/2);
+  take_a_link_down_mid_collective(/*per_host=*/2, /*host=*/2);
 }
 
 // --- without namespaces -----------------------------------------------------------------------
