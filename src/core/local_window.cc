@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 
 #include "core/window_records.h"
 #include "transport/shm/cross_memory.h"
@@ -102,6 +103,50 @@ uint64_t eager_stamp_hash(uint64_t signature_hash, const RoundStamp& stamp) {
          (stamp.round_bytes * 0xc2b2ae3d27d4eb4fu);
 }
 
+// A RoundStamp held as words with relaxed atomic accesses: a member may read another's stamp
+// while that member rewrites it (an eager stamp, discarded when the round word moved, see the top
+// of local_window.h; any stamp, for an error message, in last_stamp); as a plain struct that read
+// would be a data race. On x86-64 each access is a plain 8-byte move.
+struct StampWords {
+  static_assert(std::is_trivially_copyable_v<RoundStamp> &&
+                    sizeof(RoundStamp) % sizeof(uint64_t) == 0 &&
+                    std::has_unique_object_representations_v<RoundStamp>,
+                "a stamp travels as whole words, without padding");
+  static_assert(std::atomic<uint64_t>::is_always_lock_free,
+                "other processes share these words: they must not hide a lock");
+  static constexpr std::size_t kWords = sizeof(RoundStamp) / sizeof(uint64_t);
+
+  StampWords() { store(RoundStamp{}); }
+
+  void store(const RoundStamp& stamp) { store(stamp, std::make_index_sequence<kWords>{}); }
+  RoundStamp load() const { return load(std::make_index_sequence<kWords>{}); }
+
+  // Word by word, unrolled, each word taken straight from the stamp: a loop over a copy of the
+  // stamp makes that copy on the stack first.
+  template <std::size_t... I>
+  void store(const RoundStamp& stamp, std::index_sequence<I...>) {
+    (words[I].store(word(stamp, I), std::memory_order_relaxed), ...);
+  }
+  static uint64_t word(const RoundStamp& stamp, std::size_t i) {
+    uint64_t value;
+    std::memcpy(&value, reinterpret_cast<const unsigned char*>(&stamp) + i * sizeof value,
+                sizeof value);
+    return value;
+  }
+  template <std::size_t... I>
+  RoundStamp load(std::index_sequence<I...>) const {
+    uint64_t copy[kWords] = {words[I].load(std::memory_order_relaxed)...};
+    RoundStamp stamp;
+    std::memcpy(static_cast<void*>(&stamp), copy, sizeof copy);
+    return stamp;
+  }
+
+  std::atomic<uint64_t> words[kWords];
+};
+static_assert(sizeof(StampWords) == sizeof(RoundStamp) &&
+                  alignof(StampWords) == alignof(RoundStamp),
+              "a stamp's words take the place a plain stamp took");
+
 }  // namespace
 
 struct LocalWindow::Header {
@@ -121,7 +166,7 @@ struct LocalWindow::Header {
 // of its arrival, its stamp and (small rounds) its data with a single line transfer.
 struct alignas(64) LocalWindow::Arrival {
   std::atomic<uint32_t> round;  // the last round of this parity the member reached
-  RoundStamp stamp;
+  StampWords stamp;
   alignas(16) uint8_t data[kInlineBytes];
 };
 
@@ -131,7 +176,7 @@ struct alignas(64) LocalWindow::Arrival {
 struct alignas(32) LocalWindow::EagerEntry {
   // The last eager call of this entry the member finished; n - 1 while it rewrites it for n.
   std::atomic<uint32_t> round;
-  uint64_t stamp_hash;  // of its stamp for that call
+  std::atomic<uint64_t> stamp_hash;  // of its stamp for that call (relaxed accesses)
   alignas(16) uint8_t data[kEagerBytes];
 };
 
@@ -390,7 +435,7 @@ void LocalWindow::arrive(const RoundStamp& stamp) {
   Control& mine = control(rank_);
   Arrival& arrival = mine.arrivals[round & 1];
   std::memcpy(arrival.data, staged_, kInlineBytes);
-  arrival.stamp = stamp;
+  arrival.stamp.store(stamp);
   publish(arrival.round, round);
 }
 
@@ -542,18 +587,18 @@ int LocalWindow::read_member(int member, uint64_t address, void* local, std::siz
 
 bool LocalWindow::stamps_may_differ() const {
   if (eager_checked_ != eager_) return true;
-  const RoundStamp& mine = control(rank_).arrivals[round_ & 1].stamp;
+  const RoundStamp mine = control(rank_).arrivals[round_ & 1].stamp.load();
   for (int m = 0; m < members_; ++m) {
-    if (!(control(m).arrivals[round_ & 1].stamp == mine)) return true;
+    if (!(control(m).arrivals[round_ & 1].stamp.load() == mine)) return true;
   }
   return false;
 }
 
 StampMismatch LocalWindow::find_other_stamp() {
   StampMismatch found;
-  found.mine = control(rank_).arrivals[round_ & 1].stamp;
+  found.mine = control(rank_).arrivals[round_ & 1].stamp.load();
   for (int m = 0; m < members_; ++m) {
-    const RoundStamp& stamp = control(m).arrivals[round_ & 1].stamp;
+    const RoundStamp stamp = control(m).arrivals[round_ & 1].stamp.load();
     if (!(stamp == found.mine)) {
       found.member = m;
       found.theirs = stamp;
@@ -574,11 +619,12 @@ LocalWindow::EagerEntry& LocalWindow::eager_entry(int member, uint32_t call) con
 }
 
 bool LocalWindow::read_eager_stamp(int member, uint32_t call, RoundStamp* stamp) const {
-  // The member may be reusing the line as we read (it marks that in the round word first):
-  // a stamp counts only if the round word said `call` before and after the copy.
+  // The member may be reusing the line as we read (it marks that in the round word first, then
+  // fences, then rewrites the stamp's words): a stamp counts only if the round word said `call`
+  // before and after the copy. The acquire fence keeps the words' loads before the second look.
   const Arrival& line = eager_line(member, call);
   if (line.round.load(std::memory_order_seq_cst) != call) return false;
-  std::memcpy(static_cast<void*>(stamp), &line.stamp, sizeof *stamp);
+  *stamp = line.stamp.load();
   std::atomic_thread_fence(std::memory_order_acquire);
   return line.round.load(std::memory_order_relaxed) == call;
 }
@@ -612,7 +658,8 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
         end = call;
         break;
       }
-      if (round == call && theirs[slot].stamp_hash != mine[slot].stamp_hash) {
+      if (round == call && theirs[slot].stamp_hash.load(std::memory_order_relaxed) !=
+                               mine[slot].stamp_hash.load(std::memory_order_relaxed)) {
         if (StampMismatch found = confirm_eager_mismatch(m, call); found.member >= 0) return found;
       }
     }
@@ -623,13 +670,13 @@ StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
 
 StampMismatch LocalWindow::confirm_eager_mismatch(int member, uint32_t call) const {
   const EagerEntry& theirs = eager_entry(member, call);
-  uint64_t hash = theirs.stamp_hash;
+  uint64_t hash = theirs.stamp_hash.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
   if (theirs.round.load(std::memory_order_relaxed) != call ||
-      hash == eager_entry(rank_, call).stamp_hash) {
-    return StampMismatch{};  // the hash was half rewritten: the member moved on
+      hash == eager_entry(rank_, call).stamp_hash.load(std::memory_order_relaxed)) {
+    return StampMismatch{};  // the member moved on: the hash read may be a later call's
   }
-  return describe_eager_mismatch(member, call, eager_line(rank_, call).stamp);
+  return describe_eager_mismatch(member, call, eager_line(rank_, call).stamp.load());
 }
 
 StampMismatch LocalWindow::describe_eager_mismatch(int member, uint32_t call,
@@ -638,8 +685,7 @@ StampMismatch LocalWindow::describe_eager_mismatch(int member, uint32_t call,
   // on to a later call in this line: then the line's current stamp tells what it runs.
   StampMismatch found{member, mine, {}};
   if (!read_eager_stamp(member, call, &found.theirs)) {
-    std::memcpy(static_cast<void*>(&found.theirs), &eager_line(member, call).stamp,
-                sizeof found.theirs);
+    found.theirs = eager_line(member, call).stamp.load();
   }
   return found;
 }
@@ -720,7 +766,7 @@ WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
     if (result.outcome == WaitOutcome::kTimeout) result.members = {member};
     return result;
   }
-  if (entry.stamp_hash != eager_hash_) {
+  if (entry.stamp_hash.load(std::memory_order_relaxed) != eager_hash_) {
     eager_mismatch_ = describe_eager_mismatch(member, eager_, eager_stamp_);
   }
   eager_read_[eager_ % kEagerDepth] = true;
@@ -737,12 +783,12 @@ const uint8_t* LocalWindow::eager_data(int member) const {
 void LocalWindow::end_eager() {
   Control& mine = control(rank_);
   Arrival& line = eager_line(rank_, eager_);
-  line.stamp = eager_stamp_;
+  line.stamp.store(eager_stamp_);
   line.round.store(eager_, std::memory_order_release);
   if (!eager_read_[eager_ % kEagerDepth])
     mine.eager_written.store(eager_, std::memory_order_relaxed);
   EagerEntry& entry = eager_entry(rank_, eager_);
-  entry.stamp_hash = eager_hash_;
+  entry.stamp_hash.store(eager_hash_, std::memory_order_relaxed);
   publish(entry.round, eager_);
 }
 
@@ -771,9 +817,9 @@ void LocalWindow::poison(ErrorCode code, const std::string& reason) {
 RoundStamp LocalWindow::last_stamp(int member) const {
   RoundStamp last;
   auto consider = [&](const Arrival& arrival) {
-    if (arrival.round.load(std::memory_order_acquire) != 0 && arrival.stamp.seq > last.seq) {
-      last = arrival.stamp;
-    }
+    if (arrival.round.load(std::memory_order_acquire) == 0) return;
+    RoundStamp stamp = arrival.stamp.load();
+    if (stamp.seq > last.seq) last = stamp;
   };
   const Control& theirs = control(member);
   for (const Arrival& arrival : theirs.arrivals) consider(arrival);

@@ -56,10 +56,12 @@
 // member's failure poisons the window. While a member rewrites an entry and its stamp line,
 // their round words say n - 1 (done with n - kEagerDepth, not yet n), and a hash or stamp
 // counts only if the round word said its call before and after the read, so a comparison never
-// reads half of a new one. Of two writers that compare each other's entry of one call while
-// about to reuse their own, at least one sees the other's intact: each compares before it
-// marks its own entry (acquire loads, release store). Two different stamps share a hash with a
-// chance of 2^-64 (the same operation with another seq: never).
+// reads half of a new one (stamps and hashes are words read and written with relaxed atomic
+// accesses: a read that overlaps a rewrite is discarded, not undefined). Of two writers that
+// compare each other's entry of one call while about to reuse their own, at least one sees the
+// other's intact: each compares before it marks its own entry (acquire loads, release store).
+// Two different stamps share a hash with a chance of 2^-64 (the same operation with another
+// seq: never).
 // Thread-safety: one operation at a time per window (a group's collectives are serialised).
 #pragma once
 
