@@ -17,7 +17,7 @@ refused() {
     shift
   done
   shift
-  env -u RANK timeout 20 "$bench" "$@" >"$work/out" 2>"$work/err"
+  env -u RANK timeout "$(scaled 20)" "$bench" "$@" >"$work/out" 2>"$work/err"
   local rc=$?
   echo "weft-bench $* -> $rc: $(cat "$work/err")"
   [ $rc -eq 2 ] || fail "weft-bench $*: exit code $rc, expected 2"
@@ -56,7 +56,7 @@ refused "-e (4) is below -b (1073741824)" -- --minbytes=1G --maxbytes 4
 refused "-e (16) is below -b (32)" -- -b 8 -e 16 -b 32
 refused "--max-iters is below --min-iters" -- --min-iters 10 --max-iters 5
 
-env -u RANK timeout 20 "$bench" --help >"$work/out" 2>"$work/err"
+env -u RANK timeout "$(scaled 20)" "$bench" --help >"$work/out" 2>"$work/err"
 rc=$?
 [ $rc -eq 0 ] || fail "--help: exit code $rc"
 head -1 "$work/out" | grep -q '^usage: weftrun -n N weft-bench' || fail "--help: no usage line"
@@ -64,7 +64,7 @@ for flag in --minbytes --maxbytes --stepfactor --datatype --warmup_iters --json 
   grep -q -- "$flag" "$work/out" || fail "--help does not list $flag"
 done
 # Under a launcher only rank 0 speaks.
-RANK=1 timeout 20 "$bench" -h >"$work/out" 2>&1
+RANK=1 timeout "$(scaled 20)" "$bench" -h >"$work/out" 2>&1
 [ -s "$work/out" ] && fail "-h on rank 1 printed something"
 
 if [ "$failures" -ne 0 ]; then

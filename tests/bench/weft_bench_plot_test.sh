@@ -16,6 +16,7 @@ weftrun=$1
 bench=$2
 bench_dir=$3
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+run_limit=$(scaled 120)  # each weftrun run's bound: 120 s, scaled in a sanitized build
 
 python=""
 for candidate in "${WEFT_BENCH_PYTHON:-}" python3 /usr/bin/python3; do
@@ -54,7 +55,7 @@ PY
 export TMPDIR=$work/tmp
 mkdir -p "$TMPDIR"
 echo "=== 1: --plot with --csv"
-timeout 120 "$weftrun" --no-prefix -n 2 "$bench" all_reduce,all_gather,broadcast -b 8 -e 1M -f 4 \
+timeout "$run_limit" "$weftrun" --no-prefix -n 2 "$bench" all_reduce,all_gather,broadcast -b 8 -e 1M -f 4 \
   -d float32,int32 -n 3 -w 1 --plot "$work/a.png" --csv "$work/a.csv" >"$work/a.out" 2>&1
 rc=$?
 cat "$work/a.out"
@@ -64,7 +65,7 @@ tail -1 "$work/a.out" | grep -qx "# busbw plot: $work/a.png" || fail "1: no '# b
 [ -z "$(ls -A "$TMPDIR")" ] || fail "1: left in TMPDIR: $(ls -A "$TMPDIR")"
 
 echo "=== 2: --plot with --json"
-timeout 120 "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 64K -f 8 -n 2 -w 1 \
+timeout "$run_limit" "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 64K -f 8 -n 2 -w 1 \
   --plot "$work/b.png" --json "$work/b.json" >"$work/b.out" 2>&1
 rc=$?
 [ $rc -eq 0 ] || { cat "$work/b.out"; fail "2: exit code $rc"; }
@@ -76,7 +77,7 @@ refused() {  # LABEL EXPECTED-MESSAGE ENV...: weft-bench --plot refuses before t
   local label=$1 message=$2
   shift 2
   echo "=== 3: $label"
-  env "$@" timeout 120 "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 8 -n 1 \
+  env "$@" timeout "$run_limit" "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 8 -n 1 \
     --plot "$work/$label.png" >"$work/$label.out" 2>&1
   local rc=$?
   cat "$work/$label.out"

@@ -9,13 +9,14 @@
 #     and names the setting
 #  5. progress: all_reduce 8 B .. 64M; the first row is on stdout (through weftrun), in the
 #     --json and in the --csv file while the run still has rows to go
-# Runs 1-3 must exit 0 within 120 s; every table row must show #wrong 0 (or N/A where weft has
-# no such form) in both placements; every op must have printed rows; the CSV and JSON files
-# must be well formed, and every CSV row must say check=ok.
+# Runs 1-3 must exit 0 within 120 s (times WEFT_TEST_TIME_FACTOR: lib.sh); every table row must
+# show #wrong 0 (or N/A where weft has no such form) in both placements; every op must have
+# printed rows; the CSV and JSON files must be well formed, and every CSV row must say check=ok.
 set -u
 weftrun=$1
 bench=$2
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+run_limit=$(scaled 120)  # each weftrun run's bound: 120 s, scaled in a sanitized build
 
 # check_rows FILE LABEL [expected ops...]: the table rows of weft-bench's stdout.
 check_rows() {
@@ -48,7 +49,7 @@ run() {  # LABEL RANKS ARGS... -- runs weft-bench, stdout to $work/LABEL.out
   local label=$1 ranks=$2
   shift 2
   echo "=== $label: weftrun -n $ranks weft-bench $*"
-  timeout 120 "$weftrun" --no-prefix -n "$ranks" "$bench" "$@" >"$work/$label.out" 2>"$work/$label.err"
+  timeout "$run_limit" "$weftrun" --no-prefix -n "$ranks" "$bench" "$@" >"$work/$label.out" 2>"$work/$label.err"
   local rc=$?
   cat "$work/$label.out"
   if [ -s "$work/$label.err" ]; then
@@ -126,7 +127,7 @@ for dtype in float32 float64 float16 bfloat16 int8 uint8 int16 int32 int64 bool;
 done
 
 echo "=== malformed_setting: WEFT_SPIN_US='' weftrun -n 2 weft-bench all_reduce"
-WEFT_SPIN_US='' timeout 120 "$weftrun" -n 2 "$bench" all_reduce -b 8 -e 8 -n 1 -w 0 \
+WEFT_SPIN_US='' timeout "$run_limit" "$weftrun" -n 2 "$bench" all_reduce -b 8 -e 8 -n 1 -w 0 \
   >"$work/malformed.out" 2>"$work/malformed.err"
 rc=$?
 cat "$work/malformed.err"
@@ -136,11 +137,11 @@ grep -q "weft-bench: before joining the group: .*WEFT_SPIN_US='' is malformed" "
 grep -q "rank -1" "$work/malformed.err" && fail "malformed_setting: a rank of -1 in the message"
 
 echo "=== progress: weftrun -n 2 weft-bench all_reduce -b 8 -e 64M -f 2 -n 20 -c 0 --json --csv"
-timeout 120 "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 64M -f 2 -n 20 -w 1 -c 0 \
+timeout "$run_limit" "$weftrun" --no-prefix -n 2 "$bench" all_reduce -b 8 -e 64M -f 2 -n 20 -w 1 -c 0 \
   --json "$work/progress.json" --csv "$work/progress.csv" >"$work/progress.out" 2>&1 &
 pid=$!
 rows_at_first=""
-for _ in $(seq 1 2400); do  # up to 120 s
+for _ in $(seq 1 $((20 * run_limit))); do  # up to run_limit s
   out_rows=$(awk '!/^#/ && NF == 13' "$work/progress.out" | wc -l)
   json_rows=$(grep -c '"type":"result"' "$work/progress.json" 2>/dev/null)
   csv_lines=1
