@@ -4,7 +4,7 @@
 #
 #   scripts/sanitize.sh address [CTEST ARGS...]   ASan + LeakSanitizer + UBSan, into build-asan/
 #   scripts/sanitize.sh thread  [CTEST ARGS...]   ThreadSanitizer, into build-tsan/
-#   scripts/sanitize.sh ci                        the bounded selection .ci/run runs (below)
+#   scripts/sanitize.sh ci                        the whole suite under both, as .ci/run runs it
 #
 # Without CTEST ARGS the whole suite runs except the extended tests: `-LE extended`. Any CTEST
 # ARGS replace that (e.g. `-R '^Shrink\.'`, `-L soak`). The Python package, the torch backend,
@@ -25,34 +25,18 @@ usage() {
 kind=$1
 shift
 
-# The bounded selection for CI (docs/RELIABILITY.md, "Sanitizers", has its times):
-#   address  every gtest tier whole (unit, reduce, in-process, multi-process, launchers, shrink,
-#            address choice, weftrun), and one test each of the scale, soak, bench and examples
-#            tiers: the smallest sweep, the bounded soak, weft-bench's options, hello_ranks
-#   thread   the unit tier, and the in-process tier less the suites in tsan_ci_skip: the
-#            algorithm sweeps, half its time under TSan, which reach the transports and
-#            windows the rest of the tier reaches
-# The rest (the larger sweeps, weft-bench's runs, the other examples, TSan on the other tiers)
-# runs with `scripts/sanitize.sh address|thread` and no CTEST ARGS: the whole suite.
+# ci: what .ci/run runs: the whole suite (every test of the README's test command, less the
+# extended ones: PyTorch's own suites, which need the unsanitized Python package) under
+# ASan+UBSan, then under TSan, each in its tree. docs/RELIABILITY.md, "Sanitizers", has the times.
 if [ "$kind" = ci ]; then
   [ $# -eq 0 ] || usage
-  unset WEFT_SANITIZE_BUILD_DIR  # one tree each: build-asan/ and build-tsan/
+  unset WEFT_SANITIZE_BUILD_DIR WEFT_SANITIZE_TARGETS  # one whole tree each
   started=$SECONDS
-  tiers="weft_unit_test weft_reduce_test weft_inproc_test weft_multiproc_test weft_launchers_test"
-  tiers+=" weft_shrink_test weft_address_test weft_address_choice_test"
-  weftrun_tests="weftrun_test weft_trace_test weftrun_host_list_test weftrun_hosts_test"
-  weftrun_tests+=" weftrun_trace_merge_test"
-  samples="weft_scale_sweep weft_soak_rank weft-bench example_hello_ranks"
-  WEFT_SANITIZE_TARGETS="$tiers $weftrun_tests $samples" "$0" address \
-    -L "^(${tiers// /|}|weftrun)\$" -E '^CostModelCli'
-  WEFT_SANITIZE_TARGETS="$tiers $weftrun_tests $samples" "$0" address \
-    -R '^(scale\.sweep_32_ranks_shm|soak\.bounded|weft_bench_options|examples\.hello_ranks\.np4)$'
-  echo "[sanitize] ci: address (every tier): $((SECONDS - started)) s"
+  "$0" address -LE extended
+  echo "[sanitize] ci: address (the whole suite): $((SECONDS - started)) s"
   tsan_started=$SECONDS
-  tsan_ci_skip='MovingAlgorithms|ReducingAlgorithms|WorldSizes'
-  WEFT_SANITIZE_TARGETS="weft_unit_test weft_inproc_test" "$0" thread \
-    -L '^(weft_unit_test|weft_inproc_test)$' -E "^(CostModelCli|(${tsan_ci_skip})[./])"
-  echo "[sanitize] ci: thread (unit, in-process): $((SECONDS - tsan_started)) s"
+  "$0" thread -LE extended
+  echo "[sanitize] ci: thread (the whole suite): $((SECONDS - tsan_started)) s"
   echo "[sanitize] ci: $((SECONDS - started)) s in all"
   exit 0
 fi
