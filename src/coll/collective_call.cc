@@ -91,7 +91,7 @@ CollectiveCall CollectiveCall::on(core::Communicator& group) const {
   util::Clock::time_point deadline = deadline_.get();
   const std::chrono::milliseconds timeout = deadline_.timeout();
   const core::HostGroups* host_groups = comm_.made_host_groups();
-  if (host_groups && &group == host_groups->local.get() && group.rank() != 0 &&
+  if (host_groups && &group == host_groups->local.get() && !host_groups->leaders &&
       deadline != util::Clock::time_point::max() && timeout.count() > 0) {
     deadline += std::min<std::chrono::milliseconds>(timeout / 2, kMemberGrace);
   }

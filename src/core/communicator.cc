@@ -1,7 +1,6 @@
 #include "core/communicator.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 #include "core/clock_alignment.h"
@@ -346,29 +345,15 @@ Error Communicator::with_host_group_ranks_explained(const Error& error) const {
     if (group && group->name() == error.context().group) inner = group;
   }
   if (!inner) return error;
-  // The ranks the message mentions ("rank N"), each as this group's.
-  std::vector<int> mentioned;
-  const std::string& text = error.message();
-  for (std::size_t at = text.find("rank "); at != std::string::npos;
-       at = text.find("rank ", at + 1)) {
-    std::size_t digits = at + 5, end = digits;
-    while (end < text.size() && end - digits < 9 &&
-           std::isdigit(static_cast<unsigned char>(text[end])))
-      ++end;
-    if (end == digits) continue;
-    int rank = std::stoi(text.substr(digits, end - digits));
-    if (rank < inner->size() &&
-        std::find(mentioned.begin(), mentioned.end(), rank) == mentioned.end()) {
-      mentioned.push_back(rank);
-    }
-  }
-  if (mentioned.empty()) return error;
+  // The whole correspondence, not only the ranks the message names: messages of the transport
+  // name world ranks, and only the reader can tell which is which.
+  constexpr int kListed = 16;
   std::string legend;
-  for (int rank : mentioned) {
-    legend +=
-        (legend.empty() ? "" : ", ") + ("rank " + std::to_string(rank) + " is rank " +
-                                        std::to_string(group_rank_of(inner->world_rank_of(rank))));
+  for (int rank = 0; rank < std::min(inner->size(), kListed); ++rank) {
+    legend += (rank ? ", rank " : "rank ") + std::to_string(rank) + " is rank " +
+              std::to_string(group_rank_of(inner->world_rank_of(rank)));
   }
+  if (inner->size() > kListed) legend += ", ...";
   return Error(error.code(),
                error.message() + " (in " + inner->name() + ", " + legend + " of '" + name_ + "')",
                error.context(), error.earlier_cause());

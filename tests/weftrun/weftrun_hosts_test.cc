@@ -313,22 +313,30 @@ class NetnsHostsTest : public ::testing::Test {
     return std::make_unique<Weftrun>(args, dir_.path(), "weftrun", environment);
   }
 
+  // `per_host` ranks on every host all-reducing 1 MiB in a loop (until-failure-past-sigterm)
+  // with the timeout `timeout` (seconds), once every rank has looped; null if they did not.
+  std::unique_ptr<Weftrun> start_all_reducing(int per_host, const std::string& timeout) {
+    const std::size_t ranks = static_cast<std::size_t>(per_host * HostCount);
+    auto weftrun =
+        launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"}, {},
+                       every_host(per_host), timeout);
+    if (!eventually([&] { return until_failure_lines(weftrun->out()).pids.size() == ranks; },
+                    30s)) {
+      ADD_FAILURE() << weftrun->out() << weftrun->err();
+      return nullptr;
+    }
+    std::this_thread::sleep_for(200ms);
+    return weftrun;
+  }
+
   // `per_host` ranks on every host all-reduce 1 MiB in a loop; then `victim` is SIGKILLed.
   // Its connections end (no timeout to wait for): every other rank's collective fails within
   // the timeout, saying which rank is gone.
   void kill_a_rank_mid_collective(int per_host, int victim) {
     constexpr double kTimeoutSeconds = 5;
     const int ranks = per_host * HostCount;
-    auto weftrun =
-        launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"}, {},
-                       every_host(per_host), "5");
-    ASSERT_TRUE(eventually(
-        [&] {
-          return until_failure_lines(weftrun->out()).pids.size() == static_cast<std::size_t>(ranks);
-        },
-        30s))
-        << weftrun->out() << weftrun->err();
-    std::this_thread::sleep_for(200ms);
+    auto weftrun = start_all_reducing(per_host, "5");
+    ASSERT_TRUE(weftrun) << "the ranks did not all start looping";
     ::kill(until_failure_lines(weftrun->out()).pids.at(victim), SIGKILL);
     EXPECT_NE(weftrun->wait(60s), 0);
     const UntilFailureLines lines = until_failure_lines(weftrun->out());
@@ -350,16 +358,8 @@ class NetnsHostsTest : public ::testing::Test {
   void take_a_link_down_mid_collective(int per_host, int host) {
     constexpr double kTimeoutSeconds = 5;
     const int ranks = per_host * HostCount;
-    auto weftrun =
-        launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"}, {},
-                       every_host(per_host), "5");
-    ASSERT_TRUE(eventually(
-        [&] {
-          return until_failure_lines(weftrun->out()).pids.size() == static_cast<std::size_t>(ranks);
-        },
-        30s))
-        << weftrun->out() << weftrun->err();
-    std::this_thread::sleep_for(200ms);
+    auto weftrun = start_all_reducing(per_host, "5");
+    ASSERT_TRUE(weftrun) << "the ranks did not all start looping";
     ASSERT_TRUE(run("ip -n " + hosts_->netns(host) + " link set eth0 down"));
     EXPECT_NE(weftrun->wait(60s), 0);
     const UntilFailureLines lines = until_failure_lines(weftrun->out());

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "transport/tcp/handshake.h"
+#include "util/futex.h"
 #include "util/hmac.h"
 #include "util/log.h"
 
@@ -23,6 +24,9 @@ namespace weft::transport {
 namespace {
 
 constexpr std::size_t kDirectReadThreshold = 64 * 1024;
+// How long the event loop waits, in the middle of a large message, for its next bytes before it
+// goes back to epoll_wait (read_rest_of_large_payload).
+constexpr std::chrono::microseconds kStreamIdle{50};
 constexpr uint64_t kMaxControlPayload = 64 * 1024;
 constexpr int kLoopTickMs = 200;
 // How long a connection a waiter has just read stays unwatched by the loop.
@@ -741,6 +745,7 @@ void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
     bool alive;
     try {
       alive = read_available(connection, &why);
+      if (alive) alive = read_rest_of_large_payload(connection, &why);
     } catch (const Error& e) {
       why = e.what();
       alive = false;
@@ -749,6 +754,32 @@ void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
       on_connection_lost(connection, why);
     }
   }
+}
+
+bool TcpTransport::read_rest_of_large_payload(TcpConnection* connection, std::string* why) {
+  // A large message in mid-flight: its sender is writing it now, and the next bytes come as soon
+  // as its kernel has copied them, microseconds away. Going back to epoll_wait would cost a
+  // wake-up for each socket buffer's worth (the waiter sleeps: it polled for longer than its
+  // spin before the message began); waiting here for them keeps the loop on the message until
+  // its end, or until the sender falls silent for kStreamIdle.
+  auto mid_message = [&] {
+    return connection->state == ConnectionState::kReady && connection->in_payload &&
+           connection->payload_target && connection->payload_left >= kDirectReadThreshold;
+  };
+  auto last_bytes = std::chrono::steady_clock::now();
+  while (mid_message()) {
+    const uint64_t before = bytes_moved_here;
+    if (!read_available(connection, why)) return false;
+    auto now = std::chrono::steady_clock::now();
+    if (bytes_moved_here != before) {
+      last_bytes = now;
+    } else if (now - last_bytes >= kStreamIdle) {
+      break;
+    } else {
+      util::yield_core();  // the sender may need this very core
+    }
+  }
+  return true;
 }
 
 void TcpTransport::on_connected(TcpConnection* connection) {

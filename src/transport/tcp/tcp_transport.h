@@ -201,6 +201,10 @@ class TcpTransport final : public Transport, public MessageSink {
   // Reads and handles everything available; false when the connection ended.
   bool read_available(TcpConnection* connection, std::string* why)
       WEFT_REQUIRES(connection->in_mutex);
+  // After read_available, on the event loop: while the connection is in the middle of a large
+  // payload, reads on as its bytes come (see the definition). False as read_available.
+  bool read_rest_of_large_payload(TcpConnection* connection, std::string* why)
+      WEFT_REQUIRES(connection->in_mutex);
   // The handshake (handshake.h): parse_handshake handles the next message of the connection's
   // state; true when it handled one and the connection lives on.
   bool parse_handshake(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
