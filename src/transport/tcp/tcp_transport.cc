@@ -761,13 +761,17 @@ bool TcpTransport::read_rest_of_large_payload(TcpConnection* connection, std::st
   // as its kernel has copied them, microseconds away. Going back to epoll_wait would cost a
   // wake-up for each socket buffer's worth (the waiter sleeps: it polled for longer than its
   // spin before the message began); waiting here for them keeps the loop on the message until
-  // its end, or until the sender falls silent for kStreamIdle.
+  // its end, or until the sender falls silent for kStreamIdle. Only that message: the loop has
+  // other connections to serve.
+  uint64_t left = connection->payload_left;
   auto mid_message = [&] {
     return connection->state == ConnectionState::kReady && connection->in_payload &&
-           connection->payload_target && connection->payload_left >= kDirectReadThreshold;
+           connection->payload_target && connection->payload_left >= kDirectReadThreshold &&
+           connection->payload_left <= left;  // more left: the next message began
   };
   auto last_bytes = std::chrono::steady_clock::now();
   while (mid_message()) {
+    left = connection->payload_left;
     const uint64_t before = bytes_moved_here;
     if (!read_available(connection, why)) return false;
     auto now = std::chrono::steady_clock::now();
