@@ -764,13 +764,10 @@ bool TcpTransport::read_rest_of_large_payload(TcpConnection* connection, std::st
   // its end, or until the sender falls silent for kStreamIdle. Only that message: the loop has
   // other connections to serve.
   uint64_t left = connection->payload_left;
-  auto mid_message = [&] {
-    return connection->state == ConnectionState::kReady && connection->in_payload &&
-           connection->payload_target && connection->payload_left >= kDirectReadThreshold &&
-           connection->payload_left <= left;  // more left: the next message began
-  };
   auto last_bytes = std::chrono::steady_clock::now();
-  while (mid_message()) {
+  while (connection->state == ConnectionState::kReady && connection->in_payload &&
+         connection->payload_target && connection->payload_left >= kDirectReadThreshold &&
+         connection->payload_left <= left) {  // more left: the next message began
     left = connection->payload_left;
     const uint64_t before = bytes_moved_here;
     if (!read_available(connection, why)) return false;
