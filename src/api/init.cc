@@ -86,9 +86,7 @@ void name_this_process_in_logs(int rank, const std::string& group_name) {
 
 void log_paths_to_peers(core::World& world) {
   if (!util::log_enabled(util::LogLevel::kInfo, util::Subsys::kTransport)) return;
-  if (auto* routed = dynamic_cast<transport::RoutedTransport*>(&world.transport())) {
-    routed->log_paths();
-  }
+  if (auto* router = dynamic_cast<transport::Router*>(&world.transport())) router->log_paths();
 }
 
 // What the launcher told this rank, and where MASTER_ADDR and MASTER_PORT came from when the

@@ -4,8 +4,10 @@
 
 #include "core/peer_record.h"
 #include "core/rank_directory.h"
-#include "transport/routed_transport.h"
+#include "transport/router.h"
+#include "transport/shm/shm_transport.h"
 #include "transport/tcp/peer_candidates.h"
+#include "transport/tcp/tcp_transport.h"
 #include "util/deadline.h"
 #include "util/host_identity.h"
 #include "util/log.h"
@@ -57,7 +59,7 @@ std::string handshake_key(Store& store, int rank) {
 // Shared memory between same-host ranks, unless WEFT_TRANSPORT=tcp or the kernel refuses.
 std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& options,
                                                             const std::string& job_token,
-                                                            transport::MessageSink& sink) {
+                                                            transport::PathEvents& events) {
   if (util::setting_choice("WEFT_TRANSPORT") == "tcp" || options.size < 2) return nullptr;
   transport::ShmTransportOptions shm_options;
   shm_options.rank = options.rank;
@@ -65,7 +67,7 @@ std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& 
   shm_options.job_token = job_token;
   shm_options.single_copy = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
   try {
-    return std::make_unique<transport::ShmTransport>(shm_options, sink);
+    return std::make_unique<transport::ShmTransport>(shm_options, events);
   } catch (const Error& e) {
     util::log_info(util::Subsys::kShm, [&] {
       return "rank " + std::to_string(options.rank) + ": no shared memory for messages (" +
@@ -117,7 +119,8 @@ namespace {
 
 std::unique_ptr<transport::TcpTransport> make_tcp_transport(const WorldOptions& options,
                                                             const ListenPlan& plan,
-                                                            std::string job_token) {
+                                                            std::string job_token,
+                                                            transport::PathEvents& events) {
   transport::TcpTransportOptions transport_options;
   transport_options.rank = options.rank;
   transport_options.world_size = options.size;
@@ -125,7 +128,7 @@ std::unique_ptr<transport::TcpTransport> make_tcp_transport(const WorldOptions& 
   transport_options.listen_address = plan.bind.front();
   transport_options.more_listen_addresses.assign(plan.bind.begin() + 1, plan.bind.end());
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
-  return std::make_unique<transport::TcpTransport>(transport_options);
+  return std::make_unique<transport::TcpTransport>(transport_options, events);
 }
 
 void publish_own_record(Store& store, const WorldOptions& options, const ListenPlan& plan,
@@ -197,16 +200,16 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   const std::string job_token = handshake_key(store, options.rank);
   const std::vector<util::InterfaceAddress> interfaces = util::local_interface_addresses();
   const ListenPlan plan = plan_listening(options.route_hint, interfaces);
-  auto tcp_transport = make_tcp_transport(options, plan, job_token);
-  std::unique_ptr<transport::ShmTransport> shm_transport =
-      make_shm_transport(options, job_token, *tcp_transport);
   // Routed from the start: a fast peer may send to us through shared memory and die while we
   // are still in the rendezvous, and what it sent must be delivered when TCP notices.
   Rendezvous result;
-  result.transport = std::make_unique<transport::RoutedTransport>(std::move(tcp_transport),
-                                                                  std::move(shm_transport));
-  transport::TcpTransport& tcp = result.transport->tcp();
-  transport::ShmTransport* shm = result.transport->shm();
+  result.transport = std::make_unique<transport::Router>(options.rank, options.size);
+  auto tcp_transport = make_tcp_transport(options, plan, job_token, *result.transport);
+  auto shm_transport = make_shm_transport(options, job_token, *result.transport);
+  transport::TcpTransport& tcp = *tcp_transport;
+  transport::ShmTransport* shm = shm_transport.get();
+  if (shm_transport) result.transport->add_path(std::move(shm_transport));
+  result.transport->add_path(std::move(tcp_transport));
   publish_own_record(store, options, plan, tcp, shm);
   JobDirectory directory = read_job_directory(store, options, deadline);
   result.hosts = directory.hosts;

@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "core/world.h"
-#include "transport/routed_transport.h"
+#include "transport/router.h"
 #include "util/local_interfaces.h"
 
 namespace weft::core {
 
 struct Rendezvous {
-  std::unique_ptr<transport::RoutedTransport> transport;
+  std::unique_ptr<transport::Router> transport;
   std::vector<std::string> hosts;  // host identity per rank
 };
 

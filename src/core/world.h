@@ -14,7 +14,7 @@
 
 #include "core/adaptive_spin.h"
 #include "core/deadline_store.h"
-#include "transport/routed_transport.h"
+#include "transport/router.h"
 #include "util/mutex.h"
 #include "weft/store.h"
 #include "weft/tcp_store_server.h"
@@ -89,7 +89,7 @@ class World {
   std::unique_ptr<TcpStoreServer> store_server_;
   std::shared_ptr<Store> store_;
   std::unique_ptr<DeadlineStore> deadline_store_;  // on store_
-  std::unique_ptr<transport::RoutedTransport> transport_;
+  std::unique_ptr<transport::Router> transport_;
 
   // Recursive: delivering a failure may abort a context, which delivers again on this thread.
   // Raw pointers, not shared ones: a failure delivered on the transport's thread must never

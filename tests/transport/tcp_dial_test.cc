@@ -1,4 +1,4 @@
-// A TcpTransport given several addresses for a peer (transport/tcp/candidate_dial.h), on
+// A rank on TCP given several addresses for a peer (transport/tcp/candidate_dial.h), on
 // loopback: an address that refuses, one that swallows connects, and one where another rank of
 // the job answers are each passed over for the next; the first that passes the handshake is the
 // peer's address, logged at INFO; when none works, the error names every address and why.
@@ -66,7 +66,7 @@ struct Exchange {
 
 // Rank `from` sends 64 bytes to rank `to`, which receives them. The send is posted first, so
 // that `from` connects (and sends on its own connection) whatever `to` does.
-Exchange exchange(TcpTransport& from, TcpTransport& to) {
+Exchange exchange(testing::TcpRank& from, testing::TcpRank& to) {
   Exchange ex;
   ex.send = std::make_shared<Request>(Request::Kind::kSend, to.rank(), kContext, kTag, Signature{},
                                       ex.sent.data(), ex.sent.size());
@@ -77,7 +77,7 @@ Exchange exchange(TcpTransport& from, TcpTransport& to) {
   return ex;
 }
 
-std::unique_ptr<TcpTransport> make_rank(int rank, int world = 2) {
+std::unique_ptr<testing::TcpRank> make_rank(int rank, int world = 2) {
   return testing::make_tcp_rank(rank, kToken, world, 10s);
 }
 

@@ -16,7 +16,6 @@
 #include "support/tcp_rank.h"
 #include "transport/frame_header.h"
 #include "transport/request.h"
-#include "transport/routed_transport.h"
 #include "transport/shm/mailbox.h"
 #include "transport/shm/ring_record.h"
 #include "transport/shm/shm_ring.h"
@@ -281,7 +280,8 @@ const std::string kToken = "shm-record-test-token";
 constexpr uint64_t kContext = 1;
 
 struct Rank {
-  std::unique_ptr<RoutedTransport> transport;
+  std::unique_ptr<testing::TcpRank> transport;  // TCP, with shared memory added ahead of it
+  ShmTransport* shm = nullptr;
 };
 
 // `world` ranks of one process, each with TCP and shared memory, as bootstrap makes them.
@@ -290,19 +290,22 @@ std::vector<Rank> make_ranks(int world) {
   std::vector<util::SocketAddress> addresses;
   std::vector<std::optional<MailboxAddress>> mailboxes;
   for (int rank = 0; rank < world; ++rank) {
-    auto tcp = testing::make_tcp_rank(rank, kToken, world, 10s);
     ShmTransportOptions options;
     options.rank = rank;
     options.world_size = world;
     options.job_token = kToken;
-    auto shm = std::make_unique<ShmTransport>(options, *tcp);
-    addresses.push_back(tcp->listen_address());
-    mailboxes.push_back(shm->address());
-    ranks[rank].transport = std::make_unique<RoutedTransport>(std::move(tcp), std::move(shm));
+    ranks[rank].transport =
+        testing::make_tcp_rank(rank, kToken, world, 10s, [&](PathEvents& events) {
+          auto shm = std::make_unique<ShmTransport>(options, events);
+          ranks[rank].shm = shm.get();
+          return shm;
+        });
+    addresses.push_back(ranks[rank].transport->listen_address());
+    mailboxes.push_back(ranks[rank].shm->address());
   }
   for (Rank& rank : ranks) {
-    rank.transport->tcp().set_peer_addresses(addresses);
-    rank.transport->shm()->set_local_peers(mailboxes);
+    rank.transport->set_peer_addresses(addresses);
+    rank.shm->set_local_peers(mailboxes);
   }
   return ranks;
 }
@@ -346,7 +349,7 @@ TEST(ShmBuggyPeer, GarbageInARingFailsThatPeerNamingItAndTheRankGoesOn) {
   std::vector<Rank> ranks = make_ranks(3);
   Transport& rank0 = *ranks[0].transport;
   Message waiting = post(rank0, Request::Kind::kRecv, 1, 7, 64);
-  scribble(ranks[0].transport->shm()->address(), 1, 3, /*kind=*/99, 64);
+  scribble(ranks[0].shm->address(), 1, 3, /*kind=*/99, 64);
   ASSERT_TRUE(finishes(waiting.request, rank0));
   ASSERT_TRUE(waiting.request->failed());
   const Error& error = *waiting.request->error();
@@ -373,8 +376,8 @@ TEST(ShmBuggyPeer, ALengthPastTheRingFailsThatPeerNotTheRank) {
   Transport& rank0 = *ranks[0].transport;
   Message waiting = post(rank0, Request::Kind::kRecv, 1, 7, 64);
   // A record header claiming more than the ring holds, published as one line.
-  Mailbox theirs = Mailbox::attach(ranks[0].transport->shm()->address(), 2,
-                                   ShmTransportOptions{}.ring_capacity, kToken);
+  Mailbox theirs =
+      Mailbox::attach(ranks[0].shm->address(), 2, ShmTransportOptions{}.ring_capacity, kToken);
   ShmRing ring = theirs.ring(1);
   RingControl& control = ring.control();
   auto* data = reinterpret_cast<uint8_t*>(&control) + sizeof(RingControl);

@@ -35,7 +35,7 @@ constexpr uint64_t kTag = 7;
 // Recognisable in any capture: the payload every test sends.
 const std::string kPayload = "PAYLOAD-only-for-rank-0-PAYLOAD";
 
-std::unique_ptr<TcpTransport> make_rank(int rank, const std::string& token, int world = 2) {
+std::unique_ptr<testing::TcpRank> make_rank(int rank, const std::string& token, int world = 2) {
   return testing::make_tcp_rank(rank, token, world, 3s);
 }
 
@@ -44,7 +44,7 @@ struct Message {
   RequestPtr request;
 };
 
-Message send_payload(TcpTransport& from, int to) {
+Message send_payload(testing::TcpRank& from, int to) {
   Message message{std::vector<char>(kPayload.begin(), kPayload.end()), nullptr};
   message.request = std::make_shared<Request>(Request::Kind::kSend, to, kContext, kTag, Signature{},
                                               message.data.data(), message.data.size());
@@ -52,7 +52,7 @@ Message send_payload(TcpTransport& from, int to) {
   return message;
 }
 
-Message receive_payload(TcpTransport& at, int from = kAnyPeer) {
+Message receive_payload(testing::TcpRank& at, int from = kAnyPeer) {
   Message message{std::vector<char>(kPayload.size()), nullptr};
   message.request =
       std::make_shared<Request>(Request::Kind::kRecv, from, kContext, kTag, Signature{},

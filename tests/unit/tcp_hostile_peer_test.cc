@@ -43,7 +43,7 @@ constexpr uint64_t kContext = 1;
 constexpr uint64_t kTag = 7;
 const std::string kToken = "the-job-token-0123456789";
 
-std::unique_ptr<TcpTransport> make_rank(int rank) {
+std::unique_ptr<testing::TcpRank> make_rank(int rank) {
   return testing::make_tcp_rank(rank, kToken, 2, 30s);  // no test here waits for the timeout
 }
 
@@ -52,7 +52,7 @@ struct Message {
   RequestPtr request;
 };
 
-Message post(TcpTransport& at, Request::Kind kind, int peer, uint64_t tag, std::size_t bytes) {
+Message post(testing::TcpRank& at, Request::Kind kind, int peer, uint64_t tag, std::size_t bytes) {
   Message message{std::vector<char>(bytes, 'x'), nullptr};
   message.request = std::make_shared<Request>(kind, peer, kContext, tag, Signature{},
                                               message.data.data(), message.data.size());
@@ -65,7 +65,7 @@ Message post(TcpTransport& at, Request::Kind kind, int peer, uint64_t tag, std::
 }
 
 // Rank 1 sends rank 0 a message; empty when it arrived intact, else what went wrong.
-std::string exchange(TcpTransport& rank0, TcpTransport& rank1) {
+std::string exchange(testing::TcpRank& rank0, testing::TcpRank& rank1) {
   Message received = post(rank0, Request::Kind::kRecv, 1, kTag, 4096);
   Message sent = post(rank1, Request::Kind::kSend, 0, kTag, 4096);
   if (!finishes_within(received.request, 10s)) return "the receive did not finish";
@@ -162,7 +162,7 @@ class HostileRank1 : public ::testing::Test {
   }
 
   util::Fd silent_listener_;
-  std::unique_ptr<TcpTransport> rank0_;
+  std::unique_ptr<testing::TcpRank> rank0_;
   util::Fd rank1_;
   Message receive_;
 };

@@ -27,8 +27,8 @@ std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::str
 
 }  // namespace
 
-ShmTransport::ShmTransport(const ShmTransportOptions& options, MessageSink& sink)
-    : options_(options), sink_(sink) {
+ShmTransport::ShmTransport(const ShmTransportOptions& options, PathEvents& events)
+    : options_(options), events_(events) {
   mailbox_ = Mailbox::create(options.world_size, options.ring_capacity, options.job_token);
   for (int peer = 0; peer < options.world_size; ++peer) {
     outbound_.push_back(std::make_unique<Outbound>());
@@ -243,7 +243,7 @@ bool ShmTransport::complete_offers(bool wait_for_lock) {
   return !done.empty();
 }
 
-bool ShmTransport::cancel(Request& request, std::shared_ptr<const Error> reason) {
+bool ShmTransport::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
   if (request.done() || !reaches(request.peer)) return false;
   Outbound& out = *outbound_[request.peer];
   {
@@ -369,7 +369,7 @@ bool ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& r
 }
 
 void ShmTransport::deliver_copy(const FrameHeader& header, const uint8_t* payload) {
-  sink_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+  events_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
     std::memcpy(destination, payload, header.bytes);
     return nullptr;
   });
@@ -379,7 +379,7 @@ void ShmTransport::take_offer(int peer, const FrameHeader& header, const OfferBo
   Outbound& theirs = *outbound_[peer];
   std::atomic<uint64_t>& word = theirs.mailbox.header().offers[offer.slot];
   bool taken = false;
-  sink_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+  events_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
     uint64_t expected = offer_word(offer.generation, OfferState::kPending);
     if (!word.compare_exchange_strong(expected,
                                       offer_word(offer.generation, OfferState::kPulling))) {
@@ -429,7 +429,7 @@ void ShmTransport::fail_broken_peer(int peer, const std::string& what) {
   std::string message = "rank " + std::to_string(peer) + " " + what + "; rank " +
                         std::to_string(options_.rank) + " no longer reads it";
   util::log_error(util::Subsys::kShm, [&] { return message; });
-  sink_.fail_sender(peer, peer_error(peer, ErrorCode::kPeerFailure, message));
+  events_.peer_lost(peer, peer_error(peer, ErrorCode::kPeerFailure, message), /*died=*/true);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -463,11 +463,24 @@ bool ShmTransport::progress() {
   return moved;
 }
 
-void ShmTransport::start_polling() {
+bool ShmTransport::poll(Request* waited_for) {
+  (void)waited_for;
+  // What moved here is shared memory's: a waiter spins on it anyway (completed_by_polling).
+  progress();
+  return false;
+}
+
+bool ShmTransport::completed_by_polling(const Request& request) const {
+  return request.peer == kAnyPeer ? has_local_peers() : reaches(request.peer);
+}
+
+void ShmTransport::start_polling(const Request* waited_for) {
+  (void)waited_for;
   mailbox_.header().pollers.fetch_add(1, std::memory_order_seq_cst);
 }
 
-void ShmTransport::stop_polling() {
+void ShmTransport::stop_polling(const Request* waited_for) {
+  (void)waited_for;
   mailbox_.header().pollers.fetch_sub(1, std::memory_order_seq_cst);
   // A sender that saw us polling did not wake anyone: look once more before going to sleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -501,11 +514,11 @@ void ShmTransport::drain_from(int peer) {
   drain_locked(peer, in);
 }
 
-void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
+void ShmTransport::drop_peer(int peer, const std::shared_ptr<const Error>& error,
+                             std::vector<RequestPtr>& victims) {
   if (peer < 0 || peer >= options_.world_size) return;
   // A peer that read our offers and left at once: those sends succeeded.
   complete_offers(/*wait_for_lock=*/true);
-  std::vector<RequestPtr> victims;
   {
     Outbound& out = *outbound_[peer];
     util::MutexLock lock(out.mutex);
@@ -535,7 +548,6 @@ void ShmTransport::fail_peer(int peer, std::shared_ptr<const Error> error) {
     in.in_chunks = false;
     if (in.assembled) pool_.give_back(std::move(in.assembled), in.assembled_capacity);
   }
-  for (const RequestPtr& victim : victims) victim->fail(error);
 }
 
 void ShmTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
@@ -555,7 +567,9 @@ void ShmTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
   mailbox_.wake();
   if (progress_thread_.joinable()) progress_thread_.join();
   auto aborted = std::make_shared<const Error>(ErrorCode::kAborted, "the transport was shut down");
-  for (int peer : local_peers_) fail_peer(peer, aborted);
+  std::vector<RequestPtr> unsent;
+  for (int peer : local_peers_) drop_peer(peer, aborted, unsent);
+  for (const RequestPtr& request : unsent) request->fail(aborted);
 }
 
 }  // namespace weft::transport

@@ -1,4 +1,5 @@
-// ShmTransport — messages between ranks of one host through shared memory.
+// ShmTransport — the shared-memory path (path.h) under the Router: messages between ranks of
+// one host.
 //
 // Every rank owns a Mailbox with a ring per sender. A message of up to kInlineBytes goes into
 // the receiver's ring whole (one copy in, one copy out, no system call when the receiver is
@@ -10,16 +11,16 @@
 //
 // Progress: threads waiting on requests poll the rings themselves (start_polling/progress/
 // stop_polling); a progress thread per rank, asleep on the mailbox's futex unless woken,
-// moves messages along when nobody polls. Arrived messages go to the MessageSink, which
+// moves messages along when nobody polls. Arrived messages go to the Router (PathEvents), which
 // matches them with posted receives (receives are never posted here).
-// Failures: a peer's death or departure is noticed elsewhere (the TCP connection every pair
-// keeps); drain_from() then delivers what it had sent and fail_peer() fails what we still
-// have queued for it. A peer that writes what no weft rank writes in a ring (a length past the
-// ring, an unknown kind, a slot out of range: shm_record.h, ring_record.h) is failed through
-// the sink (MessageSink::fail_sender), naming the field, the value and the limit; its ring is
-// not read again.
+// Failures: a peer's death or departure is noticed elsewhere (the Router has a path that
+// notices departures, TCP, watch every peer we talk to); drain_from() then delivers what it
+// had sent and drop_peer() hands back what we still have queued for it. A peer that writes
+// what no weft rank writes in a ring (a length past the ring, an unknown kind, a slot out of
+// range: shm_record.h, ring_record.h) is reported lost (PathEvents::peer_lost), naming the
+// field, the value and the limit; its ring is not read again.
 // Thread-safety: every public method is thread-safe. Lock order: a peer's inbound lock, then
-// the sink's; a peer's outbound lock, then the offers lock.
+// the Router's; a peer's outbound lock, then the offers lock.
 #pragma once
 
 #include <atomic>
@@ -32,7 +33,7 @@
 #include <vector>
 
 #include "transport/buffer_pool.h"
-#include "transport/message_sink.h"
+#include "transport/path.h"
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
 #include "transport/shm/shm_record.h"
@@ -48,15 +49,16 @@ struct ShmTransportOptions {
   bool single_copy = true;  // offer large messages for process_vm_readv where the kernel allows
 };
 
-class ShmTransport {
+class ShmTransport final : public Path {
  public:
   static constexpr std::size_t kInlineBytes = 16 << 10;
   // From here on a message is offered for a single-copy read; below, copying it through the
   // ring in chunks costs less than the system call and the page pinning.
   static constexpr std::size_t kSingleCopyBytes = 256 << 10;
 
-  ShmTransport(const ShmTransportOptions& options, MessageSink& sink);
-  ~ShmTransport();
+  // `events` outlives this path (the Router that owns it).
+  ShmTransport(const ShmTransportOptions& options, PathEvents& events);
+  ~ShmTransport() override;
 
   // What the rendezvous publishes for same-host peers.
   MailboxAddress address() const { return mailbox_.address(); }
@@ -64,32 +66,43 @@ class ShmTransport {
   // rest). Maps them, probes cross-memory attach, starts the progress thread, and logs (INFO)
   // how each kind of message will travel.
   void set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes);
+  const char* name() const override { return "shm"; }
   // Whether sends to `peer` go through shared memory.
-  bool reaches(int peer) const {
+  bool reaches(int peer) const override {
     return peer >= 0 && peer < options_.world_size &&
            outbound_[peer]->reachable.load(std::memory_order_acquire);
   }
 
+  bool notices_departures() const override { return false; }
+
   bool has_local_peers() const { return !local_peers_.empty(); }
   // The ranks of this host are no more than its cores.
-  bool ranks_have_own_cores() const { return ranks_have_own_cores_; }
+  bool pollers_have_own_cores() const override { return ranks_have_own_cores_; }
 
-  void post_send(const RequestPtr& request);
+  void post_send(const RequestPtr& request) override;
   // Withdraws a send that has not reached its receiver; false when it is too late.
-  bool cancel(Request& request, std::shared_ptr<const Error> reason);
+  bool cancel_send(Request& request, const std::shared_ptr<const Error>& reason) override;
 
+  // Moves everything along (progress()); says it moved nothing: a same-host waiter spins
+  // anyway (completed_by_polling).
+  bool poll(Request* waited_for) override;
+  // A waiter polls the rings: writers need not wake the progress thread meanwhile.
+  void start_polling(const Request* waited_for) override;
+  void stop_polling(const Request* waited_for) override;
+  // Receives from this host's ranks, and from anyone while this host has other ranks.
+  bool completed_by_polling(const Request& request) const override;
   // Moves everything along without blocking: reads every ring, writes queued sends, completes
   // sends whose offers were taken. Returns whether anything moved.
   bool progress();
-  void start_polling();
-  void stop_polling();
 
-  // Delivers what `peer` has sent; then fails what is queued for it.
-  void drain_from(int peer);
-  void fail_peer(int peer, std::shared_ptr<const Error> error);
+  // Delivers what `peer` has sent.
+  void drain_from(int peer) override;
+  // Hands back what is queued for the peer; offers it has not taken are failed with it.
+  void drop_peer(int peer, const std::shared_ptr<const Error>& why,
+                 std::vector<RequestPtr>& victims) override;
 
   // Writes what is queued (until the deadline), stops the progress thread, fails the rest.
-  void shutdown(std::chrono::steady_clock::time_point flush_deadline);
+  void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
  private:
   struct PendingSend {
@@ -157,7 +170,7 @@ class ShmTransport {
   void run_progress();
 
   ShmTransportOptions options_;
-  MessageSink& sink_;
+  PathEvents& events_;
   Mailbox mailbox_;
   std::vector<std::unique_ptr<Outbound>> outbound_;
   std::vector<std::unique_ptr<Inbound>> inbound_;

@@ -50,7 +50,8 @@ std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& messa
 
 }  // namespace
 
-TcpTransport::TcpTransport(const TcpTransportOptions& options) : options_(options) {
+TcpTransport::TcpTransport(const TcpTransportOptions& options, PathEvents& events)
+    : options_(options), events_(events) {
   listeners_.reserve(1 + options.more_listen_addresses.size());
   auto add_listener = [this](const util::SocketAddress& address) {
     Listener listener;
@@ -161,11 +162,6 @@ std::string TcpTransport::address_of_peer(int peer) const {
   return text;
 }
 
-void TcpTransport::set_listener(TransportListener listener) {
-  util::MutexLock lock(mutex_);
-  listener_ = std::move(listener);
-}
-
 std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
                                                       const std::string& what) const {
   ErrorContext context;
@@ -180,17 +176,6 @@ std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
 
 void TcpTransport::post_send(const RequestPtr& request) {
   FrameHeader header = data_header(*request, options_.rank);
-
-  if (request->peer == options_.rank) {
-    // A message to ourselves never touches a socket.
-    deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
-      std::memcpy(destination, request->data, header.bytes);
-      return nullptr;
-    });
-    request->complete();
-    return;
-  }
-
   Peer& peer = *peers_[request->peer];
   TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
   if (!connection || peer.failed.load()) {
@@ -201,12 +186,9 @@ void TcpTransport::post_send(const RequestPtr& request) {
       }
     }
     util::UniqueLock lock(mutex_);
-    auto aborted = aborted_contexts_.find(request->context);
-    if (shutting_down_ || aborted != aborted_contexts_.end() || peer.failed.load()) {
+    if (shutting_down_ || peer.failed.load()) {
       auto error = peer.failure ? peer.failure
-                   : shutting_down_
-                       ? make_error(ErrorCode::kAborted, "the transport is shutting down")
-                       : aborted->second;
+                                : make_error(ErrorCode::kAborted, "the transport is shutting down");
       lock.unlock();
       request->fail(error);
       return;
@@ -221,129 +203,19 @@ void TcpTransport::post_send(const RequestPtr& request) {
   enqueue(connection, std::move(frame));
 }
 
-void TcpTransport::post_recv(const RequestPtr& request) {
-  const int from = request->peer;
-  if (from != kAnyPeer && from != options_.rank && !peers_[from]->sender.load()) {
-    // Without its address the receive still waits: the peer may connect to us.
-    if (auto error = learn_address_of(from)) {
+bool TcpTransport::watch(int peer) {
+  if (peer == options_.rank) return false;
+  if (!peers_[peer]->sender.load()) {
+    if (auto error = learn_address_of(peer)) {
+      // A receive still waits: the peer may connect to us.
       util::log_debug(util::Subsys::kTransport, [&] { return error->message(); });
+      return false;
     }
-  }
-  util::UniqueLock lock(mutex_);
-  if (shutting_down_) {
-    lock.unlock();
-    request->fail(make_error(ErrorCode::kAborted, "the transport is shutting down"));
-    return;
-  }
-  if (auto aborted = aborted_contexts_.find(request->context); aborted != aborted_contexts_.end()) {
-    auto error = aborted->second;
-    lock.unlock();
-    request->fail(error);
-    return;
-  }
-  if (UnexpectedMessage* message = matcher_.find_unexpected(*request)) {
-    if (auto error = check_fit(*request, message->header)) {
-      // The message is consumed by the receive it was matched with, as in MPI.
-      if (message->complete)
-        matcher_.erase_unexpected(message);
-      else
-        message->claimed_by = request;
-      lock.unlock();
-      request->fail(error);
-      return;
-    }
-    if (!message->complete) {
-      message->claimed_by = request;
-      return;
-    }
-    if (message->header.bytes)
-      std::memcpy(request->data, message->buffer.get(), message->header.bytes);
-    request->source = static_cast<int>(message->header.source);
-    matcher_.erase_unexpected(message);
-    lock.unlock();
-    request->complete();
-    return;
-  }
-  if (const UnexpectedMessage* conflict = matcher_.find_conflicting_unexpected(*request)) {
-    auto error = check_fit(*request, conflict->header);
-    lock.unlock();
-    request->fail(error);
-    return;
-  }
-  int peer = request->peer;
-  if (peer != kAnyPeer && peers_[peer]->failed.load()) {
-    auto error = peers_[peer]->failure;
-    lock.unlock();
-    request->fail(error);
-    return;
-  }
-  matcher_.add_posted(request);
-  // Connecting now means a dead sender is noticed (refused, or reset) instead of waited for.
-  if (peer != kAnyPeer && peer != options_.rank && peers_[peer]->known.load()) {
-    sender_for_locked(peer);
-  }
-}
-
-void TcpTransport::deliver(const FrameHeader& header, const PayloadFill& fill) {
-  RequestPtr receive;
-  RequestPtr conflicting;
-  std::shared_ptr<const Error> mismatch;
-  std::shared_ptr<const Error> lost;
-  {
-    util::MutexLock lock(mutex_);
-    receive = matcher_.take_posted(header);
-    if (receive) {
-      mismatch = check_fit(*receive, header);
-    } else {
-      if ((conflicting = matcher_.take_conflicting_posted(header))) {
-        mismatch = check_fit(*conflicting, header);
-      }
-      UnexpectedMessage* message = matcher_.add_unexpected(header);
-      if (header.bytes) lost = fill(message->buffer.get());
-      if (lost) {
-        matcher_.erase_unexpected(message);
-      } else {
-        message->complete = true;
-      }
-    }
-  }
-  if (lost) {
-    util::log_warn(util::Subsys::kTransport, [&] {
-      return "rank " + std::to_string(options_.rank) + " lost a message from rank " +
-             std::to_string(header.source) + " that nobody waited for yet: " + lost->message();
-    });
-  }
-  if (conflicting) conflicting->fail(mismatch);  // the message itself waits, unexpected
-  if (!receive) return;
-  if (mismatch) {
-    receive->fail(mismatch);  // the message is dropped
-    return;
-  }
-  if (header.bytes) {
-    if (auto error = fill(receive->data)) {
-      receive->fail(error);
-      return;
-    }
-  }
-  receive->source = static_cast<int>(header.source);
-  receive->complete();
-}
-
-void TcpTransport::connect_to(int peer) {
-  if (peer == options_.rank) return;
-  if (auto error = learn_address_of(peer)) {
-    util::log_warn(util::Subsys::kTransport, [&] { return error->message(); });
-    return;
   }
   util::MutexLock lock(mutex_);
-  if (shutting_down_ || peer == options_.rank || peers_[peer]->failed.load()) return;
+  if (shutting_down_ || peers_[peer]->failed.load()) return false;
   sender_for_locked(peer);
-}
-
-void TcpTransport::set_peer_leaving_hook(
-    std::function<void(int peer, const std::shared_ptr<const Error>& why)> hook) {
-  util::MutexLock lock(mutex_);
-  peer_leaving_hook_ = std::move(hook);
+  return true;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -460,7 +332,7 @@ void TcpTransport::fail_unreachable_peer(TcpConnection* connection, const std::s
   }
   std::shared_ptr<const Error> error = peer_error(peer, ErrorCode::kPeerFailure, what);
   util::log_error(util::Subsys::kTransport, [&] { return error->what(); });
-  fail_peer(peer, error, /*flood=*/true);
+  events_.peer_lost(peer, error, /*died=*/true);
 }
 
 void TcpTransport::note_reached(TcpConnection* connection) {
@@ -1057,8 +929,9 @@ void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode 
       "rank " + std::to_string(peer) + " at " + at + " failed the handshake: " + why + tried;
   util::log_error(util::Subsys::kTransport, [&] { return what; });
   close_connection(connection);
-  fail_peer(peer, peer_error(peer, code, what + " (is it part of this job, with its token?)"),
-            /*flood=*/false);
+  events_.peer_lost(peer,
+                    peer_error(peer, code, what + " (is it part of this job, with its token?)"),
+                    /*died=*/false);
 }
 
 void TcpTransport::became_ready(TcpConnection* connection) {
@@ -1070,7 +943,6 @@ void TcpTransport::became_ready(TcpConnection* connection) {
   });
   // A peer we meet only now must still learn what we know: the deaths, and the contexts
   // aborted, go ahead of anything else on this connection.
-  std::vector<OutboundFrame> news;
   {
     util::MutexLock lock(mutex_);
     for (std::atomic<TcpConnection*>& slot : peers_[connection->peer]->inbound) {
@@ -1078,14 +950,16 @@ void TcpTransport::became_ready(TcpConnection* connection) {
       slot.store(connection, std::memory_order_release);
       break;
     }
-    for (const auto& [peer, text] : deaths_) {
-      if (peer != connection->peer) {
-        news.push_back(control_frame(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), text));
-      }
+  }
+  std::vector<OutboundFrame> news;
+  PathEvents::News known = events_.news_for_new_peer();
+  for (const auto& [peer, text] : known.deaths) {
+    if (peer != connection->peer) {
+      news.push_back(control_frame(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), text));
     }
-    for (const auto& [context, reason] : aborted_contexts_) {
-      news.push_back(control_frame(FrameKind::kContextAbort, context, 0, reason->message()));
-    }
+  }
+  for (const auto& [context, text] : known.aborted_contexts) {
+    news.push_back(control_frame(FrameKind::kContextAbort, context, 0, text));
   }
   util::MutexLock lock(connection->send_mutex);
   for (auto it = news.rbegin(); it != news.rend(); ++it) {
@@ -1141,42 +1015,15 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
     connection->payload_target = connection->control_payload.data();
     return;
   }
-  RequestPtr receive;
-  RequestPtr conflicting_receive;
-  std::shared_ptr<const Error> mismatch;
-  bool unallocatable = false;
-  {
-    util::MutexLock lock(mutex_);
-    receive = matcher_.take_posted(header);
-    if (!receive) {
-      // Nobody waits for this tag, but someone may wait for another message of the same
-      // operation from this sender while believing it runs something else.
-      if (RequestPtr conflicting = matcher_.take_conflicting_posted(header)) {
-        mismatch = check_fit(*conflicting, header);
-        conflicting_receive = std::move(conflicting);
-      }
-    }
-    if (receive) {
-      mismatch = check_fit(*receive, header);
-    } else {
-      try {
-        UnexpectedMessage* message = matcher_.add_unexpected(header);
-        connection->bound_unexpected = message;
-        connection->payload_target = message->buffer.get();
-      } catch (const std::bad_alloc&) {
-        unallocatable = true;
-      }
-    }
+  Arrival arrival = events_.begin_arrival(header);
+  if (arrival.receive) {
+    connection->bound_receive = std::move(arrival.receive);
+    connection->payload_target = static_cast<uint8_t*>(connection->bound_receive->data);
+  } else if (arrival.unexpected) {
+    connection->bound_unexpected = arrival.unexpected;
+    connection->payload_target = arrival.unexpected->buffer.get();
   }
-  if (conflicting_receive) {
-    conflicting_receive->fail(mismatch);  // the message itself waits, unexpected
-  } else if (mismatch) {
-    receive->fail(mismatch);  // the payload is read and dropped
-  } else if (receive) {
-    connection->bound_receive = receive;
-    connection->payload_target = static_cast<uint8_t*>(receive->data);
-  }
-  if (unallocatable) {
+  if (arrival.no_room) {
     drop_broken_stream(connection, "sent a message of " + std::to_string(header.bytes) +
                                        " bytes that nobody waited for yet, and this rank could "
                                        "not allocate a buffer that large");
@@ -1198,7 +1045,7 @@ void TcpTransport::drop_broken_stream(TcpConnection* connection, const std::stri
                         "; its connection was dropped";
   util::log_error(util::Subsys::kTransport, [&] { return message; });
   close_connection(connection);
-  fail_peer(peer, peer_error(peer, ErrorCode::kPeerFailure, message), /*flood=*/true);
+  events_.peer_lost(peer, peer_error(peer, ErrorCode::kPeerFailure, message), /*died=*/true);
 }
 
 void TcpTransport::finish_frame(TcpConnection* connection) {
@@ -1215,24 +1062,8 @@ void TcpTransport::finish_frame(TcpConnection* connection) {
     receive->complete();
     return;
   }
-  if (UnexpectedMessage* message = connection->bound_unexpected) {
-    connection->bound_unexpected = nullptr;
-    RequestPtr claimed;
-    {
-      util::MutexLock lock(mutex_);
-      message->complete = true;
-      claimed = std::move(message->claimed_by);
-      if (claimed) {
-        if (!claimed->done() && header.bytes) {
-          std::memcpy(claimed->data, message->buffer.get(), header.bytes);
-        }
-        matcher_.erase_unexpected(message);
-      }
-    }
-    if (claimed) {
-      claimed->source = static_cast<int>(header.source);
-      claimed->complete();
-    }
+  if (UnexpectedMessage* message = std::exchange(connection->bound_unexpected, nullptr)) {
+    events_.finish_arrival(message);
   }
 }
 
@@ -1243,13 +1074,12 @@ void TcpTransport::handle_control(TcpConnection* connection) {
   if (header.kind == FrameKind::kPeerFailed) {
     int failed = static_cast<int>(header.tag);
     if (failed < 0 || failed >= options_.world_size || failed == options_.rank) return;
-    fail_peer(failed,
-              peer_error(failed, ErrorCode::kPeerFailure, text + " (reported by " + from + ")"),
-              /*flood=*/true);
+    events_.peer_lost(
+        failed, peer_error(failed, ErrorCode::kPeerFailure, text + " (reported by " + from + ")"),
+        /*died=*/true);
   } else if (header.kind == FrameKind::kContextAbort) {
-    fail_context(header.context,
-                 make_error(ErrorCode::kAborted, text + " (reported by " + from + ")"),
-                 /*flood=*/true);
+    events_.context_aborted(header.context,
+                            make_error(ErrorCode::kAborted, text + " (reported by " + from + ")"));
   }
 }
 
@@ -1328,18 +1158,14 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
   // Both ranks may have connected at once: what the peer sent before it left may still sit on
   // its other connection. Deliver that before declaring anything pending lost.
   drain_siblings(connection);
-  bool we_stop;
-  std::shared_ptr<const Error> earlier_death;
+  if (UnexpectedMessage* message = std::exchange(connection->bound_unexpected, nullptr)) {
+    events_.abandon_arrival(message);
+  }
   {
     util::MutexLock lock(mutex_);
-    we_stop = shutting_down_;
-    earlier_death = first_death_;
-    if (connection->bound_unexpected) {
-      matcher_.erase_unexpected(connection->bound_unexpected);
-      connection->bound_unexpected = nullptr;
-    }
+    if (shutting_down_) return;
   }
-  if (we_stop) return;
+  std::shared_ptr<const Error> earlier_death = events_.first_death();
   std::string who = "rank " + std::to_string(peer) + " (" + connection->address + ")";
   std::shared_ptr<const Error> error =
       graceful
@@ -1359,7 +1185,7 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
     receive->fail(error);
   }
   if (!graceful) util::log_error(util::Subsys::kTransport, [&] { return error->what(); });
-  fail_peer(peer, error, /*flood=*/!graceful);
+  events_.peer_lost(peer, error, /*died=*/!graceful);
 }
 
 void TcpTransport::drop_stale_handshakes() {
@@ -1408,100 +1234,55 @@ void TcpTransport::drop_stale_handshakes() {
 // Failure, cancellation, shutdown
 // ------------------------------------------------------------------------------------------
 
-void TcpTransport::fail_peer(int peer, std::shared_ptr<const Error> error, bool flood) {
-  std::function<void(int, const std::shared_ptr<const Error>&)> leaving;
-  {
-    util::MutexLock lock(mutex_);
-    if (peers_[peer]->failed.load()) return;
-    leaving = peer_leaving_hook_;
-  }
-  // What the peer sent by another path before it left is delivered before anything pending
-  // with it is declared lost.
-  if (leaving) leaving(peer, error);
-  std::list<RequestPtr> victims;
-  TransportListener listener;
-  {
-    util::MutexLock lock(mutex_);
-    Peer& state = *peers_[peer];
-    if (state.failed.load()) return;
-    state.failure = error;
-    state.failed.store(true);
-    if (flood && !first_death_) first_death_ = error;
-    if (flood) deaths_.emplace_back(peer, error->message());
-    if (flood) ++floods_in_flight_;
-    victims = matcher_.take_posted_from(peer);
-    victims.splice(victims.end(), matcher_.take_claims_from(peer));
-    for (TcpConnection* connection : state.connections) {
-      util::MutexLock send_lock(connection->send_mutex);
-      connection->broken = true;
-      for (OutboundFrame& frame : connection->queue) {
-        if (frame.request) victims.push_back(std::move(frame.request));
-      }
-      connection->queue.clear();
+void TcpTransport::drop_peer(int peer, const std::shared_ptr<const Error>& why,
+                             std::vector<RequestPtr>& victims) {
+  util::MutexLock lock(mutex_);
+  Peer& state = *peers_[peer];
+  if (state.failed.load()) return;
+  state.failure = why;
+  state.failed.store(true);
+  for (TcpConnection* connection : state.connections) {
+    util::MutexLock send_lock(connection->send_mutex);
+    connection->broken = true;
+    for (OutboundFrame& frame : connection->queue) {
+      if (frame.request) victims.push_back(std::move(frame.request));
     }
-    listener = listener_;
+    connection->queue.clear();
   }
-  // Tell the others before waking our own waiters: a waiter that gives up and shuts down says
-  // goodbye, and the news must be ahead of it on every connection.
-  if (flood) {
-    broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), error->message(),
-                      peer);
-    util::MutexLock lock(mutex_);
-    --floods_in_flight_;
-  }
-  for (const RequestPtr& victim : victims) victim->fail(error);
-  // Only a death concerns the listener: a peer that shut down cleanly (or refused us) fails
-  // just the requests that name it.
-  if (flood && listener.on_peer_failed) listener.on_peer_failed(peer, error);
 }
 
-void TcpTransport::fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood) {
-  std::list<RequestPtr> victims;
-  TransportListener listener;
-  {
-    util::MutexLock lock(mutex_);
-    if (!aborted_contexts_.emplace(context, error).second) return;
-    victims = matcher_.take_posted_of_context(context);
-    listener = listener_;
-  }
-  for (const RequestPtr& victim : victims) victim->fail(error);
-  if (listener.on_context_aborted) listener.on_context_aborted(context, error);
-  if (flood) broadcast_control(FrameKind::kContextAbort, context, 0, error->message(), -1);
+void TcpTransport::announce_death(int peer, const std::string& text) {
+  broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), text, peer);
 }
 
-void TcpTransport::abort_context(uint64_t context, std::shared_ptr<const Error> reason) {
-  fail_context(context, std::move(reason), /*flood=*/true);
+void TcpTransport::announce_abort(uint64_t context, const std::string& text) {
+  broadcast_control(FrameKind::kContextAbort, context, 0, text, -1);
 }
 
-bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason) {
-  if (request.done()) return false;
-  if (request.kind == Request::Kind::kSend) {
-    if (request.peer == options_.rank) return false;
-    TcpConnection* connection = peers_[request.peer]->sender.load();
-    if (!connection) return false;
-    util::MutexLock lock(connection->send_mutex);
-    for (auto it = connection->queue.begin(); it != connection->queue.end(); ++it) {
-      if (it->request.get() != &request) continue;
-      if (it->sent == 0) {
-        connection->queue.erase(it);
-      } else {
-        // Half on the wire: the rest must still go out, from our own copy.
-        it->owned.assign(it->payload, it->payload + it->payload_bytes);
-        it->payload = it->owned.data();
-        it->request.reset();
-      }
-      request.fail(reason);
-      return true;
+bool TcpTransport::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
+  TcpConnection* connection = peers_[request.peer]->sender.load();
+  if (!connection) return false;
+  util::MutexLock lock(connection->send_mutex);
+  for (auto it = connection->queue.begin(); it != connection->queue.end(); ++it) {
+    if (it->request.get() != &request) continue;
+    if (it->sent == 0) {
+      connection->queue.erase(it);
+    } else {
+      // Half on the wire: the rest must still go out, from our own copy.
+      it->owned.assign(it->payload, it->payload + it->payload_bytes);
+      it->payload = it->owned.data();
+      it->request.reset();
     }
-    return false;
+    request.fail(reason);
+    return true;
   }
+  return false;
+}
+
+bool TcpTransport::detach_receive(Request& request, const std::shared_ptr<const Error>& reason) {
   std::vector<TcpConnection*> candidates;
   {
     util::MutexLock lock(mutex_);
-    if (matcher_.erase_posted(&request) || matcher_.release_claim(&request)) {
-      request.fail(reason);
-      return true;
-    }
     for (auto& connection : connections_) {
       // Only a rank's connection can carry a receive, and only those outlive this lock (the
       // event loop destroys strangers'); peer is written under this lock.
@@ -1522,7 +1303,9 @@ bool TcpTransport::cancel(Request& request, std::shared_ptr<const Error> reason)
   return false;
 }
 
-bool TcpTransport::poll(Request& request) {
+bool TcpTransport::poll(Request* waited_for) {
+  if (!waited_for) return false;
+  Request& request = *waited_for;
   if (request.done() || request.peer < 0 || request.peer == options_.rank) return false;
   const uint64_t moved_before = bytes_moved_here;
   // The waiting thread moves its peer's connections along both ways, and every queue the event
@@ -1541,7 +1324,9 @@ bool TcpTransport::poll(Request& request) {
   return bytes_moved_here != moved_before;
 }
 
-void TcpTransport::start_polling(const Request& request) {
+void TcpTransport::start_polling(const Request* waited_for) {
+  if (!waited_for) return;
+  const Request& request = *waited_for;
   if (request.peer == options_.rank) return;
   if (request.peer < 0) {
     // A receive from anyone is read by the loop: no connection may be left unwatched.
@@ -1555,7 +1340,9 @@ void TcpTransport::start_polling(const Request& request) {
   unwatch_inbound_locked(peer);
 }
 
-void TcpTransport::stop_polling(const Request& request) {
+void TcpTransport::stop_polling(const Request* waited_for) {
+  if (!waited_for) return;
+  const Request& request = *waited_for;
   if (request.peer < 0 || request.peer == options_.rank) return;
   Peer& peer = *peers_[request.peer];
   util::MutexLock lock(peer.poll_mutex);
@@ -1646,15 +1433,12 @@ void TcpTransport::write_every_queue() {
 }
 
 void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
-  std::list<RequestPtr> victims;
   {
     util::MutexLock lock(mutex_);
     if (shutting_down_) return;
     shutting_down_ = true;
-    victims = matcher_.take_all_posted();
   }
   auto aborted = make_error(ErrorCode::kAborted, "the transport was shut down");
-  for (const RequestPtr& victim : victims) victim->fail(aborted);
 
   auto queues_empty = [this] {
     util::MutexLock lock(mutex_);
@@ -1669,15 +1453,6 @@ void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   };
-  // A failure being told to the others must go out before our goodbye (a thread that saw the
-  // failure early may already be shutting us down).
-  auto floods_done = [this] {
-    util::MutexLock lock(mutex_);
-    return floods_in_flight_ == 0;
-  };
-  while (!floods_done() && std::chrono::steady_clock::now() < flush_deadline) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
   drain(flush_deadline);
   // A connection still in its handshake would close without a goodbye, and its peer would take
   // us for dead: let the handshakes finish first.

@@ -1,4 +1,4 @@
-// TcpTransport — the Transport over TCP: any two hosts, IPv4 or IPv6.
+// TcpTransport — the TCP path (path.h) under the Router: any two hosts, IPv4 or IPv6.
 //
 // Design:
 // - One listening socket per address it is told to listen on (usually one, [::] or a single
@@ -16,35 +16,33 @@
 //   queue is empty is written directly by the posting thread, and a thread waiting on a
 //   request reads and writes its peer's connection, and writes every other queue, itself: on
 //   the fast path no message waits for the loop thread to wake. Payloads are read straight
-//   into the matching receive's buffer; a message that arrives before its receive waits in a
-//   pooled buffer.
-// - A connection that ends without a goodbye means the peer died: every pending request that
-//   names it fails at once, and the news floods to every other connected peer.
+//   into the matching receive's buffer (the Router matches: PathEvents::begin_arrival); a
+//   message that arrives before its receive waits in the Router's pooled buffer.
+// - A connection that ends without a goodbye means the peer died: the Router hears of it, fails
+//   every pending request that names it, and has the news told to every other connected peer
+//   (announce_death), as it does for a death a peer reports to us.
 // - While a thread polls a request with a peer, and for kLingerMs after (the next wait usually
 //   follows at once), the loop does not watch that peer's connections for input (only for
 //   their end): the poller reads them, and a wake-up of the loop per message would cost more
 //   than the message. A waiter about to sleep, or a receive from anyone, has them watched again.
 // Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
-// connection.watch_mutex, and peer.poll_mutex -> connection.watch_mutex. The event loop holds a
+// connection.watch_mutex, and peer.poll_mutex -> connection.watch_mutex. PathEvents is called
+// with a connection's in_mutex at most (never mutex_). The event loop holds a
 // connection's in_mutex while it reads into a receive's buffer, so cancel() can detach a
 // receive mid-payload safely.
 #pragma once
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "transport/buffer_pool.h"
-#include "transport/matcher.h"
-#include "transport/message_sink.h"
+#include "transport/path.h"
 #include "transport/tcp/candidate_dial.h"
 #include "transport/tcp/tcp_connection.h"
-#include "transport/transport.h"
 #include "util/mutex.h"
 #include "util/socket.h"
 #include "util/warning_limiter.h"
@@ -60,9 +58,10 @@ struct TcpTransportOptions {
   std::chrono::milliseconds handshake_timeout{10'000};
 };
 
-class TcpTransport final : public Transport, public MessageSink {
+class TcpTransport final : public Path {
  public:
-  explicit TcpTransport(const TcpTransportOptions& options);
+  // `events` outlives this path (the Router that owns it).
+  TcpTransport(const TcpTransportOptions& options, PathEvents& events);
   ~TcpTransport() override;
 
   // Where peers reach us ("host:port" with the real port): the first listener's address, and
@@ -81,39 +80,34 @@ class TcpTransport final : public Transport, public MessageSink {
   using PeerLookup = std::function<std::vector<util::SocketAddress>(int peer)>;
   void set_peer_lookup(PeerLookup lookup);
 
-  int rank() const override { return options_.rank; }
-  int world_size() const override { return options_.world_size; }
-  void post_send(const RequestPtr& request) override;
-  void post_recv(const RequestPtr& request) override;
-  bool cancel(Request& request, std::shared_ptr<const Error> reason) override;
-  bool poll(Request& request) override;
-  void start_polling(const Request& request) override;
-  void stop_polling(const Request& request) override;
-  void abort_context(uint64_t context, std::shared_ptr<const Error> reason) override;
-  void set_listener(TransportListener listener) override;
+  const char* name() const override { return "tcp"; }
+  bool reaches(int peer) const override {
+    return peer >= 0 && peer < options_.world_size && peer != options_.rank;
+  }
+  bool notices_departures() const override { return true; }
+  // Connects to the peer unless a connection is made already; false while its address cannot
+  // be read.
+  bool watch(int peer) override;
   // The address a connection of ours reached the peer at; before one has, its candidates
   // ("A or B").
   std::string peer_address(int peer) const override;
-  bool peer_failed(int peer) const override { return peers_[peer]->failed.load(); }
-  void probe_peer(int peer) override { connect_to(peer); }
+  void post_send(const RequestPtr& request) override;
+  bool cancel_send(Request& request, const std::shared_ptr<const Error>& reason) override;
+  bool detach_receive(Request& request, const std::shared_ptr<const Error>& reason) override;
+  bool poll(Request* waited_for) override;
+  void start_polling(const Request* waited_for) override;
+  void stop_polling(const Request* waited_for) override;
+  void drop_peer(int peer, const std::shared_ptr<const Error>& why,
+                 std::vector<RequestPtr>& victims) override;
+  void announce_death(int peer, const std::string& text) override;
+  void announce_abort(uint64_t context, const std::string& text) override;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
-
-  // Messages that came by another path (shared memory) meet the receives posted here.
-  void deliver(const FrameHeader& header, const PayloadFill& fill) override;
-  void fail_sender(int sender, std::shared_ptr<const Error> error) override {
-    fail_peer(sender, std::move(error), /*flood=*/true);
-  }
-  // Connects to a peer we talk to by another path, so that its death is noticed here.
-  void connect_to(int peer);
-  // Called (once per peer, on the thread that notices) before the requests pending with a peer
-  // that left or died are failed.
-  void set_peer_leaving_hook(
-      std::function<void(int peer, const std::shared_ptr<const Error>& why)> hook);
 
  private:
   struct Peer {
     std::atomic<TcpConnection*> sender{nullptr};  // set once, under mutex_
     std::vector<TcpConnection*> connections;
+    // The Router failed the peer (drop_peer): nothing more is sent to it.
     std::shared_ptr<const Error> failure;  // set once, under mutex_
     std::atomic<bool> failed{false};
     // The first two connections to become ready, set once under mutex_: the peer's messages
@@ -241,11 +235,9 @@ class TcpTransport final : public Transport, public MessageSink {
 
   // --- failure ---
   std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::string& what) const;
-  // Fails everything pending with `peer`; floods the news when `flood`.
-  void fail_peer(int peer, std::shared_ptr<const Error> error, bool flood);
-  void fail_context(uint64_t context, std::shared_ptr<const Error> error, bool flood);
 
   TcpTransportOptions options_;
+  PathEvents& events_;
   std::vector<Listener> listeners_;  // never resized after construction: epoll points into it
   const Listener* listener_of(const void* tag) const;
   util::Fd epoll_fd_;
@@ -259,19 +251,6 @@ class TcpTransport final : public Transport, public MessageSink {
   std::vector<std::unique_ptr<Peer>> peers_;
   // Every connection made, but strangers' once closed (destroy_closed_strangers).
   std::vector<std::unique_ptr<TcpConnection>> connections_ WEFT_GUARDED_BY(mutex_);
-  // With the reason.
-  std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_ WEFT_GUARDED_BY(mutex_);
-  // The first peer seen to die, the usual root cause.
-  std::shared_ptr<const Error> first_death_ WEFT_GUARDED_BY(mutex_);
-  // Failures being told to the other peers right now.
-  int floods_in_flight_ WEFT_GUARDED_BY(mutex_) = 0;
-  // Told to every peer we meet later.
-  std::vector<std::pair<int, std::string>> deaths_ WEFT_GUARDED_BY(mutex_);
-  BufferPool pool_;
-  Matcher matcher_ WEFT_GUARDED_BY(mutex_){pool_};
-  TransportListener listener_;
-  std::function<void(int, const std::shared_ptr<const Error>&)> peer_leaving_hook_
-      WEFT_GUARDED_BY(mutex_);
   bool shutting_down_ WEFT_GUARDED_BY(mutex_) = false;
 
   std::chrono::steady_clock::time_point last_handshake_sweep_;                // event loop only

@@ -1,0 +1,454 @@
+#include "transport/router.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <new>
+#include <thread>
+
+#include "util/log.h"
+
+namespace weft::transport {
+
+namespace {
+
+std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& message) {
+  return std::make_shared<const Error>(code, message);
+}
+
+}  // namespace
+
+Router::Router(int rank, int world_size)
+    : rank_(rank),
+      world_size_(world_size),
+      failed_(new std::atomic<bool>[world_size]()),
+      watched_(new std::atomic<bool>[world_size]()) {
+  util::MutexLock lock(mutex_);
+  failures_.resize(world_size);
+}
+
+Router::~Router() { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }
+
+void Router::add_path(std::unique_ptr<Path> path) { paths_.push_back(std::move(path)); }
+
+Path* Router::path_to(int peer) const {
+  for (const std::unique_ptr<Path>& path : paths_) {
+    if (path->reaches(peer)) return path.get();
+  }
+  return nullptr;
+}
+
+void Router::watch(int peer) {
+  if (watched_[peer].load(std::memory_order_relaxed)) return;
+  for (const std::unique_ptr<Path>& path : paths_) {
+    if (path->notices_departures() && path->watch(peer)) {
+      watched_[peer].store(true, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Posting
+// ------------------------------------------------------------------------------------------
+
+std::shared_ptr<const Error> Router::refusal_of(const Request& request) {
+  if (!refusing_.load(std::memory_order_acquire)) return nullptr;
+  util::MutexLock lock(mutex_);
+  if (request.peer != kAnyPeer && failed_[request.peer].load()) return failures_[request.peer];
+  if (shutting_down_) return make_error(ErrorCode::kAborted, "the transport is shutting down");
+  auto aborted = aborted_contexts_.find(request.context);
+  return aborted == aborted_contexts_.end() ? nullptr : aborted->second;
+}
+
+void Router::post_send(const RequestPtr& request) {
+  if (request->peer == rank_) {
+    send_to_self(request);
+    return;
+  }
+  if (auto error = refusal_of(*request)) {
+    request->fail(error);
+    return;
+  }
+  Path* path = path_to(request->peer);
+  if (!path) {
+    request->fail(make_error(
+        ErrorCode::kInvalidArgument,
+        "rank " + std::to_string(rank_) + " has no path to rank " + std::to_string(request->peer)));
+    return;
+  }
+  if (!path->notices_departures()) watch(request->peer);
+  path->post_send(request);
+}
+
+void Router::send_to_self(const RequestPtr& request) {
+  FrameHeader header = data_header(*request, rank_);
+  deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
+    std::memcpy(destination, request->data, header.bytes);
+    return nullptr;
+  });
+  request->complete();
+}
+
+void Router::post_recv(const RequestPtr& request) {
+  const int from = request->peer;
+  // Watching the sender now means a dead one is noticed (refused, or reset) instead of waited
+  // for.
+  if (from != kAnyPeer && from != rank_) watch(from);
+  util::UniqueLock lock(mutex_);
+  if (shutting_down_) {
+    lock.unlock();
+    request->fail(make_error(ErrorCode::kAborted, "the transport is shutting down"));
+    return;
+  }
+  if (auto aborted = aborted_contexts_.find(request->context); aborted != aborted_contexts_.end()) {
+    auto error = aborted->second;
+    lock.unlock();
+    request->fail(error);
+    return;
+  }
+  if (UnexpectedMessage* message = matcher_.find_unexpected(*request)) {
+    if (auto error = check_fit(*request, message->header)) {
+      // The message is consumed by the receive it was matched with, as in MPI.
+      if (message->complete)
+        matcher_.erase_unexpected(message);
+      else
+        message->claimed_by = request;
+      lock.unlock();
+      request->fail(error);
+      return;
+    }
+    if (!message->complete) {
+      message->claimed_by = request;
+      return;
+    }
+    if (message->header.bytes)
+      std::memcpy(request->data, message->buffer.get(), message->header.bytes);
+    request->source = static_cast<int>(message->header.source);
+    matcher_.erase_unexpected(message);
+    lock.unlock();
+    request->complete();
+    return;
+  }
+  if (const UnexpectedMessage* conflict = matcher_.find_conflicting_unexpected(*request)) {
+    auto error = check_fit(*request, conflict->header);
+    lock.unlock();
+    request->fail(error);
+    return;
+  }
+  if (from != kAnyPeer && failed_[from].load()) {
+    auto error = failures_[from];
+    lock.unlock();
+    request->fail(error);
+    return;
+  }
+  matcher_.add_posted(request);
+}
+
+bool Router::cancel(Request& request, std::shared_ptr<const Error> reason) {
+  if (request.done()) return false;
+  if (request.kind == Request::Kind::kSend) {
+    if (request.peer == rank_) return false;
+    Path* path = path_to(request.peer);
+    return path && path->cancel_send(request, reason);
+  }
+  {
+    util::MutexLock lock(mutex_);
+    if (matcher_.erase_posted(&request) || matcher_.release_claim(&request)) {
+      request.fail(reason);
+      return true;
+    }
+  }
+  for (const std::unique_ptr<Path>& path : paths_) {
+    if (path->detach_receive(request, reason)) return true;
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------------------------------
+// Progress
+// ------------------------------------------------------------------------------------------
+
+bool Router::poll(Request& request) {
+  Path* own = request.peer >= 0 && request.peer != rank_ ? path_to(request.peer) : nullptr;
+  bool moved = false;
+  for (const std::unique_ptr<Path>& path : paths_) {
+    moved |= path->poll(path.get() == own ? &request : nullptr);
+  }
+  return moved;
+}
+
+void Router::start_polling(const Request& request) {
+  Path* own = request.peer >= 0 && request.peer != rank_ ? path_to(request.peer) : nullptr;
+  for (const std::unique_ptr<Path>& path : paths_) {
+    path->start_polling(path.get() == own ? &request : nullptr);
+  }
+}
+
+void Router::stop_polling(const Request& request) {
+  Path* own = request.peer >= 0 && request.peer != rank_ ? path_to(request.peer) : nullptr;
+  for (auto path = paths_.rbegin(); path != paths_.rend(); ++path) {
+    (*path)->stop_polling(path->get() == own ? &request : nullptr);
+  }
+}
+
+bool Router::completed_by_polling(const Request& request) const {
+  return std::any_of(paths_.begin(), paths_.end(),
+                     [&](const auto& path) { return path->completed_by_polling(request); });
+}
+
+bool Router::pollers_have_own_cores() const {
+  return std::any_of(paths_.begin(), paths_.end(),
+                     [](const auto& path) { return path->pollers_have_own_cores(); });
+}
+
+// ------------------------------------------------------------------------------------------
+// Arrivals
+// ------------------------------------------------------------------------------------------
+
+void Router::deliver(const FrameHeader& header, const PayloadFill& fill) {
+  RequestPtr receive;
+  RequestPtr conflicting;
+  std::shared_ptr<const Error> mismatch;
+  std::shared_ptr<const Error> lost;
+  {
+    util::MutexLock lock(mutex_);
+    receive = matcher_.take_posted(header);
+    if (receive) {
+      mismatch = check_fit(*receive, header);
+    } else {
+      if ((conflicting = matcher_.take_conflicting_posted(header))) {
+        mismatch = check_fit(*conflicting, header);
+      }
+      UnexpectedMessage* message = matcher_.add_unexpected(header);
+      if (header.bytes) lost = fill(message->buffer.get());
+      if (lost) {
+        matcher_.erase_unexpected(message);
+      } else {
+        message->complete = true;
+      }
+    }
+  }
+  if (lost) {
+    util::log_warn(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(rank_) + " lost a message from rank " +
+             std::to_string(header.source) + " that nobody waited for yet: " + lost->message();
+    });
+  }
+  if (conflicting) conflicting->fail(mismatch);  // the message itself waits, unexpected
+  if (!receive) return;
+  if (mismatch) {
+    receive->fail(mismatch);  // the message is dropped
+    return;
+  }
+  if (header.bytes) {
+    if (auto error = fill(receive->data)) {
+      receive->fail(error);
+      return;
+    }
+  }
+  receive->source = static_cast<int>(header.source);
+  receive->complete();
+}
+
+Arrival Router::begin_arrival(const FrameHeader& header) {
+  Arrival arrival;
+  RequestPtr conflicting;
+  std::shared_ptr<const Error> mismatch;
+  {
+    util::MutexLock lock(mutex_);
+    arrival.receive = matcher_.take_posted(header);
+    if (arrival.receive) {
+      mismatch = check_fit(*arrival.receive, header);
+    } else {
+      // Nobody waits for this tag, but someone may wait for another message of the same
+      // operation from this sender while believing it runs something else.
+      if ((conflicting = matcher_.take_conflicting_posted(header))) {
+        mismatch = check_fit(*conflicting, header);
+      }
+      try {
+        arrival.unexpected = matcher_.add_unexpected(header);
+      } catch (const std::bad_alloc&) {
+        arrival.no_room = true;
+      }
+    }
+  }
+  if (conflicting) {
+    conflicting->fail(mismatch);  // the message itself waits, unexpected
+  } else if (mismatch) {
+    arrival.receive->fail(mismatch);  // the payload is read and dropped
+    arrival.receive.reset();
+  }
+  return arrival;
+}
+
+void Router::finish_arrival(UnexpectedMessage* message) {
+  RequestPtr claimed;
+  FrameHeader header;
+  {
+    util::MutexLock lock(mutex_);
+    message->complete = true;
+    claimed = std::move(message->claimed_by);
+    if (!claimed) return;
+    header = message->header;
+    if (!claimed->done() && header.bytes) {
+      std::memcpy(claimed->data, message->buffer.get(), header.bytes);
+    }
+    matcher_.erase_unexpected(message);
+  }
+  claimed->source = static_cast<int>(header.source);
+  claimed->complete();
+}
+
+void Router::abandon_arrival(UnexpectedMessage* message) {
+  util::MutexLock lock(mutex_);
+  matcher_.erase_unexpected(message);
+}
+
+// ------------------------------------------------------------------------------------------
+// Failures
+// ------------------------------------------------------------------------------------------
+
+void Router::peer_lost(int peer, std::shared_ptr<const Error> error, bool died) {
+  if (peer < 0 || peer >= world_size_ || peer == rank_ || failed_[peer].load()) return;
+  // What the peer sent by any path before it left is delivered before anything pending with it
+  // is declared lost.
+  for (const std::unique_ptr<Path>& path : paths_) path->drain_from(peer);
+  std::vector<RequestPtr> victims;
+  TransportListener listener;
+  {
+    util::MutexLock lock(mutex_);
+    if (failed_[peer].load()) return;
+    failures_[peer] = error;
+    failed_[peer].store(true, std::memory_order_release);
+    refusing_.store(true, std::memory_order_release);
+    if (died) {
+      if (!first_death_) first_death_ = error;
+      deaths_.emplace_back(peer, error->message());
+      ++announcements_in_flight_;
+    }
+    std::list<RequestPtr> posted = matcher_.take_posted_from(peer);
+    posted.splice(posted.end(), matcher_.take_claims_from(peer));
+    victims.assign(std::make_move_iterator(posted.begin()), std::make_move_iterator(posted.end()));
+    listener = listener_;
+  }
+  for (const std::unique_ptr<Path>& path : paths_) path->drop_peer(peer, error, victims);
+  if (died) {
+    for (const std::unique_ptr<Path>& path : paths_) path->announce_death(peer, error->message());
+    util::MutexLock lock(mutex_);
+    --announcements_in_flight_;
+  }
+  for (const RequestPtr& victim : victims) victim->fail(error);
+  // Only a death concerns the listener: a peer that shut down cleanly (or refused us) fails
+  // just the requests that name it.
+  if (died && listener.on_peer_failed) listener.on_peer_failed(peer, error);
+}
+
+void Router::fail_context(uint64_t context, std::shared_ptr<const Error> error) {
+  std::list<RequestPtr> victims;
+  TransportListener listener;
+  {
+    util::MutexLock lock(mutex_);
+    if (!aborted_contexts_.emplace(context, error).second) return;
+    refusing_.store(true, std::memory_order_release);
+    victims = matcher_.take_posted_of_context(context);
+    listener = listener_;
+  }
+  for (const RequestPtr& victim : victims) victim->fail(error);
+  if (listener.on_context_aborted) listener.on_context_aborted(context, error);
+  for (const std::unique_ptr<Path>& path : paths_) path->announce_abort(context, error->message());
+}
+
+void Router::abort_context(uint64_t context, std::shared_ptr<const Error> reason) {
+  fail_context(context, std::move(reason));
+}
+
+void Router::set_listener(TransportListener listener) {
+  util::MutexLock lock(mutex_);
+  listener_ = std::move(listener);
+}
+
+PathEvents::News Router::news_for_new_peer() const {
+  News news;
+  util::MutexLock lock(mutex_);
+  news.deaths = deaths_;
+  for (const auto& [context, reason] : aborted_contexts_) {
+    news.aborted_contexts.emplace_back(context, reason->message());
+  }
+  return news;
+}
+
+std::shared_ptr<const Error> Router::first_death() const {
+  util::MutexLock lock(mutex_);
+  return first_death_;
+}
+
+// ------------------------------------------------------------------------------------------
+// Peers, shutdown
+// ------------------------------------------------------------------------------------------
+
+std::string Router::peer_address(int peer) const {
+  for (const std::unique_ptr<Path>& path : paths_) {
+    std::string address = path->peer_address(peer);
+    if (!address.empty()) return address;
+  }
+  return {};
+}
+
+void Router::probe_peer(int peer) {
+  if (peer == rank_) return;
+  for (const std::unique_ptr<Path>& path : paths_) {
+    if (path->notices_departures() && path->watch(peer)) return;
+  }
+}
+
+void Router::log_paths() const {
+  for (int peer = 0; peer < world_size_; ++peer) {
+    if (peer == rank_) continue;
+    util::log_info(util::Subsys::kTransport, [&] {
+      const Path* path = path_to(peer);
+      const std::string address = peer_address(peer);
+      std::string how =
+          !path ? std::string("no path")
+          : path->notices_departures()
+              ? std::string(path->name()) +
+                    (address.empty() ? " (its address read when first used)" : " at " + address)
+              // Its departure is noticed by another path: name where.
+              : std::string(path->name()) + " (same host; its TCP address " + address + ")";
+      return "rank " + std::to_string(rank_) + " reaches rank " + std::to_string(peer) +
+             " through " + how;
+    });
+  }
+}
+
+void Router::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
+  std::list<RequestPtr> victims;
+  {
+    util::MutexLock lock(mutex_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    refusing_.store(true, std::memory_order_release);
+    victims = matcher_.take_all_posted();
+  }
+  auto aborted = make_error(ErrorCode::kAborted, "the transport was shut down");
+  for (const RequestPtr& victim : victims) victim->fail(aborted);
+  // A death being announced must go out before our goodbye (a thread that saw the failure
+  // early may already be shutting us down).
+  auto announced = [this] {
+    util::MutexLock lock(mutex_);
+    return announcements_in_flight_ == 0;
+  };
+  while (!announced() && std::chrono::steady_clock::now() < flush_deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  // What is queued on a path that cannot say goodbye goes first: a peer drains it when it
+  // hears, on a path that can, that we left.
+  for (const std::unique_ptr<Path>& path : paths_) {
+    if (!path->notices_departures()) path->shutdown(flush_deadline);
+  }
+  for (const std::unique_ptr<Path>& path : paths_) {
+    if (path->notices_departures()) path->shutdown(flush_deadline);
+  }
+}
+
+}  // namespace weft::transport
