@@ -5,9 +5,9 @@
 #include "core/peer_record.h"
 #include "core/rank_directory.h"
 #include "transport/router.h"
-#include "transport/shm/shm_transport.h"
+#include "transport/shm/shm_path.h"
 #include "transport/tcp/peer_candidates.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_path.h"
 #include "util/deadline.h"
 #include "util/host_identity.h"
 #include "util/log.h"
@@ -57,17 +57,17 @@ std::string handshake_key(Store& store, int rank) {
 }
 
 // Shared memory between same-host ranks, unless WEFT_TRANSPORT=tcp or the kernel refuses.
-std::unique_ptr<transport::ShmTransport> make_shm_transport(const WorldOptions& options,
-                                                            const std::string& job_token,
-                                                            transport::PathEvents& events) {
+std::unique_ptr<transport::ShmPath> make_shm_path(const WorldOptions& options,
+                                                  const std::string& job_token,
+                                                  transport::PathEvents& events) {
   if (util::setting_choice("WEFT_TRANSPORT") == "tcp" || options.size < 2) return nullptr;
-  transport::ShmTransportOptions shm_options;
+  transport::ShmPathOptions shm_options;
   shm_options.rank = options.rank;
   shm_options.world_size = options.size;
   shm_options.job_token = job_token;
   shm_options.single_copy = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
   try {
-    return std::make_unique<transport::ShmTransport>(shm_options, events);
+    return std::make_unique<transport::ShmPath>(shm_options, events);
   } catch (const Error& e) {
     util::log_info(util::Subsys::kShm, [&] {
       return "rank " + std::to_string(options.rank) + ": no shared memory for messages (" +
@@ -117,22 +117,21 @@ std::vector<util::SocketAddress> addresses_to_publish(
 
 namespace {
 
-std::unique_ptr<transport::TcpTransport> make_tcp_transport(const WorldOptions& options,
-                                                            const ListenPlan& plan,
-                                                            std::string job_token,
-                                                            transport::PathEvents& events) {
-  transport::TcpTransportOptions transport_options;
+std::unique_ptr<transport::TcpPath> make_tcp_path(const WorldOptions& options,
+                                                  const ListenPlan& plan, std::string job_token,
+                                                  transport::PathEvents& events) {
+  transport::TcpPathOptions transport_options;
   transport_options.rank = options.rank;
   transport_options.world_size = options.size;
   transport_options.job_token = std::move(job_token);
   transport_options.listen_address = plan.bind.front();
   transport_options.more_listen_addresses.assign(plan.bind.begin() + 1, plan.bind.end());
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
-  return std::make_unique<transport::TcpTransport>(transport_options, events);
+  return std::make_unique<transport::TcpPath>(transport_options, events);
 }
 
 void publish_own_record(Store& store, const WorldOptions& options, const ListenPlan& plan,
-                        const transport::TcpTransport& tcp, const transport::ShmTransport* shm) {
+                        const transport::TcpPath& tcp, const transport::ShmPath* shm) {
   PeerRecord me;
   me.addresses = addresses_to_publish(plan, tcp.listen_addresses());
   me.host = util::host_identity();
@@ -204,12 +203,12 @@ Rendezvous rendezvous_with_peers(const WorldOptions& options) {
   // are still in the rendezvous, and what it sent must be delivered when TCP notices.
   Rendezvous result;
   result.transport = std::make_unique<transport::Router>(options.rank, options.size);
-  auto tcp_transport = make_tcp_transport(options, plan, job_token, *result.transport);
-  auto shm_transport = make_shm_transport(options, job_token, *result.transport);
-  transport::TcpTransport& tcp = *tcp_transport;
-  transport::ShmTransport* shm = shm_transport.get();
-  if (shm_transport) result.transport->add_path(std::move(shm_transport));
-  result.transport->add_path(std::move(tcp_transport));
+  auto tcp_path = make_tcp_path(options, plan, job_token, *result.transport);
+  auto shm_path = make_shm_path(options, job_token, *result.transport);
+  transport::TcpPath& tcp = *tcp_path;
+  transport::ShmPath* shm = shm_path.get();
+  if (shm_path) result.transport->add_path(std::move(shm_path));
+  result.transport->add_path(std::move(tcp_path));
   publish_own_record(store, options, plan, tcp, shm);
   JobDirectory directory = read_job_directory(store, options, deadline);
   result.hosts = directory.hosts;

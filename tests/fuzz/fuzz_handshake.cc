@@ -3,7 +3,7 @@
 // Properties: no crash and no read past what was received; a parser says "incomplete" until the
 // whole message is there and never reads more; what it accepts re-encodes to a message that
 // parses back to the same (reserved bits are not kept, so the bytes themselves may differ).
-// The state machine itself lives in TcpTransport around sockets (tcp_handshake_test.cc drives
+// The state machine itself lives in TcpPath around sockets (tcp_handshake_test.cc drives
 // it); its decisions are made on these parsers' results.
 #include <algorithm>
 #include <cstdint>

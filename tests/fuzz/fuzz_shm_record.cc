@@ -1,4 +1,4 @@
-// A ShmRing's consumer and ShmTransport's record decoder (shm/ring_record.h, shm/shm_record.h)
+// A ShmRing's consumer and ShmPath's record decoder (shm/ring_record.h, shm/shm_record.h)
 // on a ring whose bytes and producer position are arbitrary, as a buggy or hostile process of
 // the same host can make them. The input: the producer's tail (u64), then the ring's bytes.
 // Properties: no crash; every record handed out lies inside the ring and before the tail, and
@@ -41,7 +41,7 @@ uint8_t checksum(const uint8_t* bytes, std::size_t size) {
   return sum;
 }
 
-// A ring as ShmTransport fills it: the tail, then the ring's bytes.
+// A ring as ShmPath fills it: the tail, then the ring's bytes.
 Bytes ring_input(void (*write)(ShmRing&)) {
   RingMemory memory;
   ShmRing producer(memory.bytes, kCapacity);

@@ -11,7 +11,7 @@
 
 #include "transport/request.h"
 #include "transport/router.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_path.h"
 #include "util/socket.h"
 
 namespace weft::testing {
@@ -22,10 +22,10 @@ using PathMaker = std::function<std::unique_ptr<transport::Path>(transport::Path
 // A Router whose last (or only) path is TCP; the TCP path's set-up calls are at hand.
 class TcpRank : public transport::Router {
  public:
-  TcpRank(int rank, const transport::TcpTransportOptions& options, const PathMaker& first_path)
+  TcpRank(int rank, const transport::TcpPathOptions& options, const PathMaker& first_path)
       : Router(rank, options.world_size) {
     if (first_path) add_path(first_path(*this));
-    auto tcp = std::make_unique<transport::TcpTransport>(options, *this);
+    auto tcp = std::make_unique<transport::TcpPath>(options, *this);
     tcp_ = tcp.get();
     add_path(std::move(tcp));
   }
@@ -33,7 +33,7 @@ class TcpRank : public transport::Router {
   // a destructor further down would change its vtable under them.
   ~TcpRank() override { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }
 
-  transport::TcpTransport& tcp() { return *tcp_; }
+  transport::TcpPath& tcp() { return *tcp_; }
   util::SocketAddress listen_address() const { return tcp_->listen_address(); }
   void set_peer_addresses(std::vector<util::SocketAddress> addresses) {
     tcp_->set_peer_addresses(std::move(addresses));
@@ -43,13 +43,13 @@ class TcpRank : public transport::Router {
   }
 
  private:
-  transport::TcpTransport* tcp_;
+  transport::TcpPath* tcp_;
 };
 
 inline std::unique_ptr<TcpRank> make_tcp_rank(int rank, const std::string& token, int world,
                                               std::chrono::milliseconds handshake_timeout,
                                               const PathMaker& first_path = nullptr) {
-  transport::TcpTransportOptions options;
+  transport::TcpPathOptions options;
   options.rank = rank;
   options.world_size = world;
   options.job_token = token;

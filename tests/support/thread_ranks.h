@@ -73,7 +73,7 @@ inline void run_ranks(int world_size, const std::function<void(ProcessGroup&)>& 
 // NOTE(shutdown-race): then the ranks leave one at a time, 10 ms apart. World::on_peer_failed
 // holds strong references to communicators on the transport's thread while it handles a
 // leaving peer's goodbye; a group destroyed at that moment is destroyed on that thread, whose
-// TcpTransport::shutdown joins itself (std::terminate, "Resource deadlock avoided"). Leaving in
+// TcpPath::shutdown joins itself (std::terminate, "Resource deadlock avoided"). Leaving in
 // turn keeps goodbyes away from groups being destroyed. Remove once core fixes the race.
 inline void run_ranks_leaving_in_turn(int world_size,
                                       const std::function<void(ProcessGroup&)>& body,

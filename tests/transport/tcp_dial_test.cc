@@ -13,7 +13,7 @@
 #include "support/free_port.h"
 #include "support/tcp_rank.h"
 #include "transport/request.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_path.h"
 #include "weft/error.h"
 #include "weft/log.h"
 

@@ -18,8 +18,8 @@
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
 #include "transport/shm/ring_record.h"
+#include "transport/shm/shm_path.h"
 #include "transport/shm/shm_ring.h"
-#include "transport/shm/shm_transport.h"
 #include "weft/error.h"
 
 namespace weft::transport {
@@ -170,7 +170,7 @@ ShmRecordLimits limits(uint64_t chunk_room = 0) {
   return limits;
 }
 
-// A record body as ShmTransport writes it: a frame header then `extra` bytes.
+// A record body as ShmPath writes it: a frame header then `extra` bytes.
 std::vector<uint8_t> record_body(uint64_t message_bytes, std::size_t extra, uint32_t source = 1) {
   FrameHeader header;
   header.source = source;
@@ -281,7 +281,7 @@ constexpr uint64_t kContext = 1;
 
 struct Rank {
   std::unique_ptr<testing::TcpRank> transport;  // TCP, with shared memory added ahead of it
-  ShmTransport* shm = nullptr;
+  ShmPath* shm = nullptr;
 };
 
 // `world` ranks of one process, each with TCP and shared memory, as bootstrap makes them.
@@ -290,13 +290,13 @@ std::vector<Rank> make_ranks(int world) {
   std::vector<util::SocketAddress> addresses;
   std::vector<std::optional<MailboxAddress>> mailboxes;
   for (int rank = 0; rank < world; ++rank) {
-    ShmTransportOptions options;
+    ShmPathOptions options;
     options.rank = rank;
     options.world_size = world;
     options.job_token = kToken;
     ranks[rank].transport =
         testing::make_tcp_rank(rank, kToken, world, 10s, [&](PathEvents& events) {
-          auto shm = std::make_unique<ShmTransport>(options, events);
+          auto shm = std::make_unique<ShmPath>(options, events);
           ranks[rank].shm = shm.get();
           return shm;
         });
@@ -336,7 +336,7 @@ bool finishes(const RequestPtr& request, Transport& at) {
 // buggy `sender` would.
 void scribble(const MailboxAddress& owner, int sender, int world, uint32_t kind,
               std::size_t bytes) {
-  Mailbox theirs = Mailbox::attach(owner, world, ShmTransportOptions{}.ring_capacity, kToken);
+  Mailbox theirs = Mailbox::attach(owner, world, ShmPathOptions{}.ring_capacity, kToken);
   ShmRing ring = theirs.ring(sender);
   uint8_t* body = ring.reserve(kind, bytes);
   ASSERT_NE(body, nullptr);
@@ -377,7 +377,7 @@ TEST(ShmBuggyPeer, ALengthPastTheRingFailsThatPeerNotTheRank) {
   Message waiting = post(rank0, Request::Kind::kRecv, 1, 7, 64);
   // A record header claiming more than the ring holds, published as one line.
   Mailbox theirs =
-      Mailbox::attach(ranks[0].shm->address(), 2, ShmTransportOptions{}.ring_capacity, kToken);
+      Mailbox::attach(ranks[0].shm->address(), 2, ShmPathOptions{}.ring_capacity, kToken);
   ShmRing ring = theirs.ring(1);
   RingControl& control = ring.control();
   auto* data = reinterpret_cast<uint8_t*>(&control) + sizeof(RingControl);

@@ -15,7 +15,7 @@
 #include "support/wire_tap.h"
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_path.h"
 #include "util/hmac.h"
 #include "weft/error.h"
 

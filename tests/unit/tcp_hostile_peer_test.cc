@@ -26,7 +26,7 @@
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
 #include "transport/tcp/tcp_connection.h"
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_path.h"
 #include "util/hmac.h"
 #include "weft/error.h"
 

@@ -1,9 +1,9 @@
-// decode_shm_record — what a record of a peer's ring means to ShmTransport, as a pure function of
+// decode_shm_record — what a record of a peer's ring means to ShmPath, as a pure function of
 // its kind and body. The peer wrote them in memory it can change at any time: every length, rank,
-// slot and kind is checked here before ShmTransport copies, allocates or indexes with it, so a
+// slot and kind is checked here before ShmPath copies, allocates or indexes with it, so a
 // buggy peer yields a RecordFault (the peer is then failed), never a write outside a buffer.
 //
-// Records (the kinds ShmTransport writes):
+// Records (the kinds ShmPath writes):
 //   kInlineRecord      FrameHeader, then the whole payload
 //   kOfferRecord       FrameHeader, OfferBody: the receiver reads the payload from the sender
 //   kFirstChunkRecord  FrameHeader, then the payload's first bytes

@@ -1,11 +1,11 @@
 // TcpConnection — one TCP socket to one peer: its handshake state, its queue of outgoing
 // frames, and the state of the frame it is currently receiving.
 //
-// Ownership: owned by TcpTransport. A connection that became a rank's (ready, or outgoing) lives
+// Ownership: owned by TcpPath. A connection that became a rank's (ready, or outgoing) lives
 // until the transport is destroyed, closed ones too (fd closed, buffers released), so peers and
 // pollers may hold raw pointers to it. One that never did (a stranger, a failed incoming
 // handshake) is destroyed by the event loop once closed, between two batches of events, so
-// that strangers cannot grow the transport. Locking (see tcp_transport.h):
+// that strangers cannot grow the transport. Locking (see tcp_path.h):
 // `in_mutex` guards the inbound fields and is held by the event loop while it reads;
 // `send_mutex` guards the queue, `ready`, and writes to the socket.
 #pragma once

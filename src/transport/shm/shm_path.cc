@@ -1,4 +1,4 @@
-#include "transport/shm/shm_transport.h"
+#include "transport/shm/shm_path.h"
 
 #include <cerrno>
 #include <cstring>
@@ -27,7 +27,7 @@ std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::str
 
 }  // namespace
 
-ShmTransport::ShmTransport(const ShmTransportOptions& options, PathEvents& events)
+ShmPath::ShmPath(const ShmPathOptions& options, PathEvents& events)
     : options_(options), events_(events) {
   mailbox_ = Mailbox::create(options.world_size, options.ring_capacity, options.job_token);
   for (int peer = 0; peer < options.world_size; ++peer) {
@@ -39,11 +39,9 @@ ShmTransport::ShmTransport(const ShmTransportOptions& options, PathEvents& event
   for (int slot = kOfferSlots - 1; slot >= 0; --slot) free_slots_.push_back(slot);
 }
 
-ShmTransport::~ShmTransport() {
-  shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
-}
+ShmPath::~ShmPath() { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }
 
-void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes) {
+void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes) {
   std::string over_shm, refused, single_copy_refused;
   for (int peer = 0; peer < options_.world_size; ++peer) {
     if (peer == options_.rank || !mailboxes[peer]) continue;
@@ -103,7 +101,7 @@ void ShmTransport::set_local_peers(const std::vector<std::optional<MailboxAddres
 // Sending
 // ------------------------------------------------------------------------------------------
 
-void ShmTransport::post_send(const RequestPtr& request) {
+void ShmPath::post_send(const RequestPtr& request) {
   int peer = request->peer;
   Outbound& out = *outbound_[peer];
   util::UniqueLock lock(out.mutex);
@@ -135,7 +133,7 @@ void ShmTransport::post_send(const RequestPtr& request) {
   fail_broken_ring_for(peer);
 }
 
-bool ShmTransport::flush_locked(int peer, Outbound& out) {
+bool ShmPath::flush_locked(int peer, Outbound& out) {
   uint64_t tail_before = out.ring.control().tail.load(std::memory_order_relaxed);
   while (!out.queue.empty()) {
     if (!write_send(peer, out, out.queue.front())) {
@@ -153,7 +151,7 @@ bool ShmTransport::flush_locked(int peer, Outbound& out) {
   return wrote;
 }
 
-bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
+bool ShmPath::write_send(int peer, Outbound& out, PendingSend& send) {
   Request* request = send.request.get();
   std::size_t bytes = request ? request->bytes : send.owned.size();
   const uint8_t* payload =
@@ -194,8 +192,8 @@ bool ShmTransport::write_send(int peer, Outbound& out, PendingSend& send) {
   return true;
 }
 
-bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header, Request& request,
-                             const RequestPtr& owner) {
+bool ShmPath::try_offer(int peer, Outbound& out, const FrameHeader& header, Request& request,
+                        const RequestPtr& owner) {
   util::MutexLock lock(offers_mutex_);
   if (free_slots_.empty()) return false;  // many offers in flight: copy this one through
   uint8_t* body = out.ring.reserve(kOfferRecord, kFrameHeaderBytes + sizeof(OfferBody));
@@ -215,7 +213,7 @@ bool ShmTransport::try_offer(int peer, Outbound& out, const FrameHeader& header,
   return true;
 }
 
-bool ShmTransport::complete_offers(bool wait_for_lock) {
+bool ShmPath::complete_offers(bool wait_for_lock) {
   std::vector<RequestPtr> done;
   {
     if (wait_for_lock) {
@@ -243,7 +241,7 @@ bool ShmTransport::complete_offers(bool wait_for_lock) {
   return !done.empty();
 }
 
-bool ShmTransport::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
+bool ShmPath::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
   if (request.done() || !reaches(request.peer)) return false;
   Outbound& out = *outbound_[request.peer];
   {
@@ -285,7 +283,7 @@ bool ShmTransport::cancel_send(Request& request, const std::shared_ptr<const Err
 // Receiving
 // ------------------------------------------------------------------------------------------
 
-bool ShmTransport::drain_locked(int peer, Inbound& in) {
+bool ShmPath::drain_locked(int peer, Inbound& in) {
   if (in.broken.load(std::memory_order_relaxed)) return false;
   bool moved = false;
   ShmRing::Record record;
@@ -317,7 +315,7 @@ bool ShmTransport::drain_locked(int peer, Inbound& in) {
   return moved;
 }
 
-bool ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& record) {
+bool ShmPath::handle_record(int peer, Inbound& in, const ShmRing::Record& record) {
   // The rest of a message whose start was dropped with a failure: nothing to put it in.
   if (record.kind == kNextChunkRecord && !in.in_chunks) return true;
   ShmRecordLimits limits;
@@ -368,14 +366,14 @@ bool ShmTransport::handle_record(int peer, Inbound& in, const ShmRing::Record& r
   return true;
 }
 
-void ShmTransport::deliver_copy(const FrameHeader& header, const uint8_t* payload) {
+void ShmPath::deliver_copy(const FrameHeader& header, const uint8_t* payload) {
   events_.deliver(header, [&](void* destination) -> std::shared_ptr<const Error> {
     std::memcpy(destination, payload, header.bytes);
     return nullptr;
   });
 }
 
-void ShmTransport::take_offer(int peer, const FrameHeader& header, const OfferBody& offer) {
+void ShmPath::take_offer(int peer, const FrameHeader& header, const OfferBody& offer) {
   Outbound& theirs = *outbound_[peer];
   std::atomic<uint64_t>& word = theirs.mailbox.header().offers[offer.slot];
   bool taken = false;
@@ -406,13 +404,13 @@ void ShmTransport::take_offer(int peer, const FrameHeader& header, const OfferBo
   theirs.mailbox.notify();
 }
 
-void ShmTransport::fail_broken_ring_from(int peer) {
+void ShmPath::fail_broken_ring_from(int peer) {
   Inbound& in = *inbound_[peer];
   if (!in.broken.load(std::memory_order_acquire) || in.reported.exchange(true)) return;
   fail_broken_peer(peer, in.broken_because);
 }
 
-void ShmTransport::fail_broken_ring_for(int peer) {
+void ShmPath::fail_broken_ring_for(int peer) {
   Outbound& out = *outbound_[peer];
   std::string what;
   {
@@ -425,7 +423,7 @@ void ShmTransport::fail_broken_ring_for(int peer) {
   fail_broken_peer(peer, what);
 }
 
-void ShmTransport::fail_broken_peer(int peer, const std::string& what) {
+void ShmPath::fail_broken_peer(int peer, const std::string& what) {
   std::string message = "rank " + std::to_string(peer) + " " + what + "; rank " +
                         std::to_string(options_.rank) + " no longer reads it";
   util::log_error(util::Subsys::kShm, [&] { return message; });
@@ -436,7 +434,7 @@ void ShmTransport::fail_broken_peer(int peer, const std::string& what) {
 // Progress
 // ------------------------------------------------------------------------------------------
 
-bool ShmTransport::progress() {
+bool ShmPath::progress() {
   bool moved = false;
   bool sending = unfinished_sends_.load(std::memory_order_relaxed) > 0;
   for (int peer : local_peers_) {
@@ -463,23 +461,23 @@ bool ShmTransport::progress() {
   return moved;
 }
 
-bool ShmTransport::poll(Request* waited_for) {
+bool ShmPath::poll(Request* waited_for) {
   (void)waited_for;
   // What moved here is shared memory's: a waiter spins on it anyway (completed_by_polling).
   progress();
   return false;
 }
 
-bool ShmTransport::completed_by_polling(const Request& request) const {
+bool ShmPath::completed_by_polling(const Request& request) const {
   return request.peer == kAnyPeer ? has_local_peers() : reaches(request.peer);
 }
 
-void ShmTransport::start_polling(const Request* waited_for) {
+void ShmPath::start_polling(const Request* waited_for) {
   (void)waited_for;
   mailbox_.header().pollers.fetch_add(1, std::memory_order_seq_cst);
 }
 
-void ShmTransport::stop_polling(const Request* waited_for) {
+void ShmPath::stop_polling(const Request* waited_for) {
   (void)waited_for;
   mailbox_.header().pollers.fetch_sub(1, std::memory_order_seq_cst);
   // A sender that saw us polling did not wake anyone: look once more before going to sleep.
@@ -487,7 +485,7 @@ void ShmTransport::stop_polling(const Request* waited_for) {
   progress();
 }
 
-void ShmTransport::run_progress() {
+void ShmPath::run_progress() {
   MailboxHeader& header = mailbox_.header();
   while (!stopping_.load()) {
     if (progress()) continue;
@@ -506,7 +504,7 @@ void ShmTransport::run_progress() {
 // Failure and shutdown
 // ------------------------------------------------------------------------------------------
 
-void ShmTransport::drain_from(int peer) {
+void ShmPath::drain_from(int peer) {
   // Not only known neighbours: a peer may have written to us before we learnt it is one.
   if (peer < 0 || peer >= options_.world_size || peer == options_.rank) return;
   Inbound& in = *inbound_[peer];
@@ -514,8 +512,8 @@ void ShmTransport::drain_from(int peer) {
   drain_locked(peer, in);
 }
 
-void ShmTransport::drop_peer(int peer, const std::shared_ptr<const Error>& error,
-                             std::vector<RequestPtr>& victims) {
+void ShmPath::drop_peer(int peer, const std::shared_ptr<const Error>& error,
+                        std::vector<RequestPtr>& victims) {
   if (peer < 0 || peer >= options_.world_size) return;
   // A peer that read our offers and left at once: those sends succeeded.
   complete_offers(/*wait_for_lock=*/true);
@@ -550,7 +548,7 @@ void ShmTransport::drop_peer(int peer, const std::shared_ptr<const Error>& error
   }
 }
 
-void ShmTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
+void ShmPath::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   if (stopping_.exchange(true)) return;
   auto idle = [this] {
     for (int peer : local_peers_) {

@@ -1,4 +1,4 @@
-// TcpTransport — the TCP path (path.h) under the Router: any two hosts, IPv4 or IPv6.
+// TcpPath — the TCP path (path.h) under the Router: any two hosts, IPv4 or IPv6.
 //
 // Design:
 // - One listening socket per address it is told to listen on (usually one, [::] or a single
@@ -49,7 +49,7 @@
 
 namespace weft::transport {
 
-struct TcpTransportOptions {
+struct TcpPathOptions {
   int rank = 0;
   int world_size = 1;
   std::string job_token;
@@ -58,11 +58,11 @@ struct TcpTransportOptions {
   std::chrono::milliseconds handshake_timeout{10'000};
 };
 
-class TcpTransport final : public Path {
+class TcpPath final : public Path {
  public:
   // `events` outlives this path (the Router that owns it).
-  TcpTransport(const TcpTransportOptions& options, PathEvents& events);
-  ~TcpTransport() override;
+  TcpPath(const TcpPathOptions& options, PathEvents& events);
+  ~TcpPath() override;
 
   // Where peers reach us ("host:port" with the real port): the first listener's address, and
   // every listener's, in the order of the options.
@@ -156,8 +156,8 @@ class TcpTransport final : public Path {
   void adopt_locked(std::unique_ptr<TcpConnection> connection) WEFT_REQUIRES(mutex_);
   // Not analysed: writes connection->watched, guarded by watch_mutex once the connection is
   // ready (rewatch_locked); before, only the thread that made it or the event loop touches it.
-  void watch(TcpConnection* connection, uint32_t events,
-             bool add = false) WEFT_NO_THREAD_SAFETY_ANALYSIS;
+  void set_epoll_events(TcpConnection* connection, uint32_t events,
+                        bool add = false) WEFT_NO_THREAD_SAFETY_ANALYSIS;
   // Gives epoll what a ready connection needs now (watch_mutex held).
   void rewatch_locked(TcpConnection* connection) WEFT_REQUIRES(connection->watch_mutex);
 
@@ -236,7 +236,7 @@ class TcpTransport final : public Path {
   // --- failure ---
   std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::string& what) const;
 
-  TcpTransportOptions options_;
+  TcpPathOptions options_;
   PathEvents& events_;
   std::vector<Listener> listeners_;  // never resized after construction: epoll points into it
   const Listener* listener_of(const void* tag) const;

@@ -1,4 +1,4 @@
-// ShmTransport — the shared-memory path (path.h) under the Router: messages between ranks of
+// ShmPath — the shared-memory path (path.h) under the Router: messages between ranks of
 // one host.
 //
 // Every rank owns a Mailbox with a ring per sender. A message of up to kInlineBytes goes into
@@ -41,7 +41,7 @@
 
 namespace weft::transport {
 
-struct ShmTransportOptions {
+struct ShmPathOptions {
   int rank = 0;
   int world_size = 1;
   std::string job_token;
@@ -49,7 +49,7 @@ struct ShmTransportOptions {
   bool single_copy = true;  // offer large messages for process_vm_readv where the kernel allows
 };
 
-class ShmTransport final : public Path {
+class ShmPath final : public Path {
  public:
   static constexpr std::size_t kInlineBytes = 16 << 10;
   // From here on a message is offered for a single-copy read; below, copying it through the
@@ -57,8 +57,8 @@ class ShmTransport final : public Path {
   static constexpr std::size_t kSingleCopyBytes = 256 << 10;
 
   // `events` outlives this path (the Router that owns it).
-  ShmTransport(const ShmTransportOptions& options, PathEvents& events);
-  ~ShmTransport() override;
+  ShmPath(const ShmPathOptions& options, PathEvents& events);
+  ~ShmPath() override;
 
   // What the rendezvous publishes for same-host peers.
   MailboxAddress address() const { return mailbox_.address(); }
@@ -169,7 +169,7 @@ class ShmTransport final : public Path {
   // --- progress thread ---
   void run_progress();
 
-  ShmTransportOptions options_;
+  ShmPathOptions options_;
   PathEvents& events_;
   Mailbox mailbox_;
   std::vector<std::unique_ptr<Outbound>> outbound_;

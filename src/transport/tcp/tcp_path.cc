@@ -1,4 +1,4 @@
-#include "transport/tcp/tcp_transport.h"
+#include "transport/tcp/tcp_path.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -50,7 +50,7 @@ std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& messa
 
 }  // namespace
 
-TcpTransport::TcpTransport(const TcpTransportOptions& options, PathEvents& events)
+TcpPath::TcpPath(const TcpPathOptions& options, PathEvents& events)
     : options_(options), events_(events) {
   listeners_.reserve(1 + options.more_listen_addresses.size());
   auto add_listener = [this](const util::SocketAddress& address) {
@@ -78,24 +78,22 @@ TcpTransport::TcpTransport(const TcpTransportOptions& options, PathEvents& event
   loop_ = std::thread([this] { run_loop(); });
 }
 
-TcpTransport::~TcpTransport() {
-  shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2));
-}
+TcpPath::~TcpPath() { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }
 
-std::vector<util::SocketAddress> TcpTransport::listen_addresses() const {
+std::vector<util::SocketAddress> TcpPath::listen_addresses() const {
   std::vector<util::SocketAddress> addresses;
   for (const Listener& listener : listeners_) addresses.push_back(listener.address);
   return addresses;
 }
 
-const TcpTransport::Listener* TcpTransport::listener_of(const void* tag) const {
+const TcpPath::Listener* TcpPath::listener_of(const void* tag) const {
   for (const Listener& listener : listeners_) {
     if (tag == &listener) return &listener;
   }
   return nullptr;
 }
 
-void TcpTransport::set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates) {
+void TcpPath::set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates) {
   util::MutexLock lock(mutex_);
   for (std::size_t peer = 0; peer < candidates.size() && peer < peers_.size(); ++peer) {
     if (candidates[peer].empty()) continue;
@@ -104,12 +102,12 @@ void TcpTransport::set_peer_candidates(std::vector<std::vector<util::SocketAddre
   }
 }
 
-void TcpTransport::set_peer_lookup(PeerLookup lookup) {
+void TcpPath::set_peer_lookup(PeerLookup lookup) {
   util::MutexLock lock(mutex_);
   peer_lookup_ = std::move(lookup);
 }
 
-std::shared_ptr<const Error> TcpTransport::learn_address_of(int peer) {
+std::shared_ptr<const Error> TcpPath::learn_address_of(int peer) {
   Peer& state = *peers_[peer];
   if (state.known.load(std::memory_order_acquire)) return nullptr;
   PeerLookup lookup;
@@ -137,19 +135,19 @@ std::shared_ptr<const Error> TcpTransport::learn_address_of(int peer) {
   return nullptr;
 }
 
-void TcpTransport::set_peer_addresses(std::vector<util::SocketAddress> addresses) {
+void TcpPath::set_peer_addresses(std::vector<util::SocketAddress> addresses) {
   std::vector<std::vector<util::SocketAddress>> candidates;
   for (util::SocketAddress& address : addresses) candidates.push_back({std::move(address)});
   set_peer_candidates(std::move(candidates));
 }
 
-std::string TcpTransport::peer_address(int peer) const {
+std::string TcpPath::peer_address(int peer) const {
   util::MutexLock lock(mutex_);
   return address_of_peer(peer);
 }
 
 // A peer's candidates are set once, before `known`, and `reached` is atomic: no lock needed.
-std::string TcpTransport::address_of_peer(int peer) const {
+std::string TcpPath::address_of_peer(int peer) const {
   if (peer < 0 || peer >= static_cast<int>(peers_.size())) return "";
   if (!peers_[peer]->known.load(std::memory_order_acquire)) return "";
   const std::vector<util::SocketAddress>& candidates = peers_[peer]->candidates;
@@ -162,8 +160,8 @@ std::string TcpTransport::address_of_peer(int peer) const {
   return text;
 }
 
-std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
-                                                      const std::string& what) const {
+std::shared_ptr<const Error> TcpPath::peer_error(int peer, ErrorCode code,
+                                                 const std::string& what) const {
   ErrorContext context;
   context.peer = peer;
   context.peer_address = address_of_peer(peer);
@@ -174,7 +172,7 @@ std::shared_ptr<const Error> TcpTransport::peer_error(int peer, ErrorCode code,
 // Posting
 // ------------------------------------------------------------------------------------------
 
-void TcpTransport::post_send(const RequestPtr& request) {
+void TcpPath::post_send(const RequestPtr& request) {
   FrameHeader header = data_header(*request, options_.rank);
   Peer& peer = *peers_[request->peer];
   TcpConnection* connection = peer.sender.load(std::memory_order_acquire);
@@ -203,7 +201,7 @@ void TcpTransport::post_send(const RequestPtr& request) {
   enqueue(connection, std::move(frame));
 }
 
-bool TcpTransport::watch(int peer) {
+bool TcpPath::watch(int peer) {
   if (peer == options_.rank) return false;
   if (!peers_[peer]->sender.load()) {
     if (auto error = learn_address_of(peer)) {
@@ -222,7 +220,7 @@ bool TcpTransport::watch(int peer) {
 // Connections
 // ------------------------------------------------------------------------------------------
 
-TcpConnection* TcpTransport::sender_for_locked(int peer) {
+TcpConnection* TcpPath::sender_for_locked(int peer) {
   Peer& state = *peers_[peer];
   if (TcpConnection* existing = state.sender.load()) return existing;
   TcpConnection* chosen = nullptr;
@@ -237,7 +235,7 @@ TcpConnection* TcpTransport::sender_for_locked(int peer) {
   return chosen;
 }
 
-TcpConnection* TcpTransport::connect_locked(int peer) {
+TcpConnection* TcpPath::connect_locked(int peer) {
   Peer& state = *peers_[peer];
   if (!state.known.load(std::memory_order_relaxed)) {
     throw Error(ErrorCode::kInternal, "no address known for rank " + std::to_string(peer));
@@ -257,11 +255,11 @@ TcpConnection* TcpTransport::connect_locked(int peer) {
     return "rank " + std::to_string(options_.rank) + " connecting to rank " + std::to_string(peer) +
            " at " + raw->address;
   });
-  watch(raw, EPOLLOUT, /*add=*/true);
+  set_epoll_events(raw, EPOLLOUT, /*add=*/true);
   return raw;
 }
 
-bool TcpTransport::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
+bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
   if (!connection->outgoing) return false;
   const auto now = std::chrono::steady_clock::now();
   util::SocketAddress next;
@@ -297,12 +295,12 @@ bool TcpTransport::dial_next_candidate(TcpConnection* connection, const std::str
     connection->staged_begin = connection->staged_end = 0;
     connection->accepted_at = now;
     connection->state = ConnectionState::kConnecting;
-    watch(connection, EPOLLOUT, /*add=*/true);
+    set_epoll_events(connection, EPOLLOUT, /*add=*/true);
   }
   return true;
 }
 
-void TcpTransport::fail_unreachable_peer(TcpConnection* connection, const std::string& outcome) {
+void TcpPath::fail_unreachable_peer(TcpConnection* connection, const std::string& outcome) {
   const int peer = connection->peer;
   std::string failures;
   std::size_t tried = 1;
@@ -335,7 +333,7 @@ void TcpTransport::fail_unreachable_peer(TcpConnection* connection, const std::s
   events_.peer_lost(peer, error, /*died=*/true);
 }
 
-void TcpTransport::note_reached(TcpConnection* connection) {
+void TcpPath::note_reached(TcpConnection* connection) {
   const int peer = connection->peer;
   std::string failures;
   {
@@ -353,7 +351,7 @@ void TcpTransport::note_reached(TcpConnection* connection) {
   });
 }
 
-std::vector<TcpConnection*> TcpTransport::stale_connects_locked(
+std::vector<TcpConnection*> TcpPath::stale_connects_locked(
     std::chrono::steady_clock::time_point now) {
   std::vector<TcpConnection*> stale;
   for (auto& connection : connections_) {
@@ -364,12 +362,12 @@ std::vector<TcpConnection*> TcpTransport::stale_connects_locked(
   return stale;
 }
 
-void TcpTransport::adopt_locked(std::unique_ptr<TcpConnection> connection) {
+void TcpPath::adopt_locked(std::unique_ptr<TcpConnection> connection) {
   if (connection->peer >= 0) peers_[connection->peer]->connections.push_back(connection.get());
   connections_.push_back(std::move(connection));
 }
 
-void TcpTransport::watch(TcpConnection* connection, uint32_t events, bool add) {
+void TcpPath::set_epoll_events(TcpConnection* connection, uint32_t events, bool add) {
   epoll_event event{};
   event.events = events;
   event.data.ptr = connection;
@@ -377,18 +375,18 @@ void TcpTransport::watch(TcpConnection* connection, uint32_t events, bool add) {
   epoll_ctl(epoll_fd_.get(), add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, connection->fd.get(), &event);
 }
 
-void TcpTransport::rewatch_locked(TcpConnection* connection) {
+void TcpPath::rewatch_locked(TcpConnection* connection) {
   // EPOLLRDHUP stays watched: a peer's end is noticed even while a poller reads.
   uint32_t events = EPOLLRDHUP | (connection->read_by_loop ? EPOLLIN : 0u) |
                     (connection->want_write ? EPOLLOUT : 0u);
-  if (events != connection->watched) watch(connection, events);
+  if (events != connection->watched) set_epoll_events(connection, events);
 }
 
 // ------------------------------------------------------------------------------------------
 // Sending
 // ------------------------------------------------------------------------------------------
 
-void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
+void TcpPath::enqueue(TcpConnection* connection, OutboundFrame frame) {
   util::UniqueLock lock(connection->send_mutex);
   if (connection->broken) {
     Peer& peer = *peers_[connection->peer];
@@ -412,7 +410,7 @@ void TcpTransport::enqueue(TcpConnection* connection, OutboundFrame frame) {
   flush_locked(connection);
 }
 
-void TcpTransport::flush_locked(TcpConnection* connection) {
+void TcpPath::flush_locked(TcpConnection* connection) {
   const std::size_t frames_before = connection->queue.size();
   const std::size_t sent_before = frames_before ? connection->queue.front().sent : 0;
   int error = 0;
@@ -440,8 +438,8 @@ void TcpTransport::flush_locked(TcpConnection* connection) {
   rewatch_locked(connection);
 }
 
-OutboundFrame TcpTransport::control_frame(FrameKind kind, uint64_t context, uint64_t tag,
-                                          const std::string& text) const {
+OutboundFrame TcpPath::control_frame(FrameKind kind, uint64_t context, uint64_t tag,
+                                     const std::string& text) const {
   FrameHeader header;
   header.kind = kind;
   header.source = static_cast<uint32_t>(options_.rank);
@@ -457,13 +455,13 @@ OutboundFrame TcpTransport::control_frame(FrameKind kind, uint64_t context, uint
   return frame;
 }
 
-void TcpTransport::send_control(TcpConnection* connection, FrameKind kind, uint64_t context,
-                                uint64_t tag, const std::string& text) {
+void TcpPath::send_control(TcpConnection* connection, FrameKind kind, uint64_t context,
+                           uint64_t tag, const std::string& text) {
   enqueue(connection, control_frame(kind, context, tag, text));
 }
 
-void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t tag,
-                                     const std::string& text, int except_peer) {
+void TcpPath::broadcast_control(FrameKind kind, uint64_t context, uint64_t tag,
+                                const std::string& text, int except_peer) {
   std::vector<TcpConnection*> targets;
   {
     util::MutexLock lock(mutex_);
@@ -491,7 +489,7 @@ void TcpTransport::broadcast_control(FrameKind kind, uint64_t context, uint64_t 
 // The event loop
 // ------------------------------------------------------------------------------------------
 
-void TcpTransport::run_loop() {
+void TcpPath::run_loop() {
   epoll_event events[64];
   while (!stop_.load()) {
     const bool fast = loop_ticks_fast_.load(std::memory_order_relaxed);
@@ -531,7 +529,7 @@ void TcpTransport::run_loop() {
   }
 }
 
-void TcpTransport::accept_all(const Listener& listener) {
+void TcpPath::accept_all(const Listener& listener) {
   for (;;) {
     util::SocketAddress address;
     address.length = sizeof address.storage;
@@ -560,7 +558,7 @@ void TcpTransport::accept_all(const Listener& listener) {
   }
 }
 
-void TcpTransport::adopt_incoming(util::Fd fd, const std::string& address) {
+void TcpPath::adopt_incoming(util::Fd fd, const std::string& address) {
   util::set_no_delay(fd.get());
   auto connection = std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/false, -1, address);
   connection->state = ConnectionState::kAwaitHello;
@@ -569,10 +567,10 @@ void TcpTransport::adopt_incoming(util::Fd fd, const std::string& address) {
     util::MutexLock lock(mutex_);
     adopt_locked(std::move(connection));
   }
-  watch(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
+  set_epoll_events(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
 }
 
-void TcpTransport::pause_accepting(int error) {
+void TcpPath::pause_accepting(int error) {
   for (Listener& listener : listeners_) {
     epoll_event event{};
     event.events = 0;
@@ -593,7 +591,7 @@ void TcpTransport::pause_accepting(int error) {
   });
 }
 
-void TcpTransport::resume_accepting_when_due() {
+void TcpPath::resume_accepting_when_due() {
   if (!accept_paused_until_ || std::chrono::steady_clock::now() < *accept_paused_until_) return;
   accept_paused_until_.reset();
   for (Listener& listener : listeners_) {
@@ -604,7 +602,7 @@ void TcpTransport::resume_accepting_when_due() {
   }
 }
 
-void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
+void TcpPath::on_event(TcpConnection* connection, uint32_t events) {
   if (connection->state == ConnectionState::kClosed) return;
   if (connection->state == ConnectionState::kConnecting) {
     on_connected(connection);
@@ -628,7 +626,7 @@ void TcpTransport::on_event(TcpConnection* connection, uint32_t events) {
   }
 }
 
-bool TcpTransport::read_rest_of_large_payload(TcpConnection* connection, std::string* why) {
+bool TcpPath::read_rest_of_large_payload(TcpConnection* connection, std::string* why) {
   // A large message in mid-flight: its sender is writing it now, and the next bytes come as soon
   // as its kernel has copied them, microseconds away. Going back to epoll_wait would cost a
   // wake-up for each socket buffer's worth (the waiter sleeps: it polled for longer than its
@@ -655,7 +653,7 @@ bool TcpTransport::read_rest_of_large_payload(TcpConnection* connection, std::st
   return true;
 }
 
-void TcpTransport::on_connected(TcpConnection* connection) {
+void TcpPath::on_connected(TcpConnection* connection) {
   int error = connection->connect_errno;
   if (error == 0) {
     socklen_t length = sizeof error;
@@ -673,7 +671,7 @@ void TcpTransport::on_connected(TcpConnection* connection) {
       connection->accepted_at = std::chrono::steady_clock::now();
       connection->state = ConnectionState::kAwaitChallenge;
       util::MutexLock lock(connection->send_mutex);
-      watch(connection, EPOLLIN | EPOLLRDHUP);
+      set_epoll_events(connection, EPOLLIN | EPOLLRDHUP);
       return;
     }
     error = errno != 0 ? errno : EPROTO;
@@ -684,12 +682,12 @@ void TcpTransport::on_connected(TcpConnection* connection) {
   fail_unreachable_peer(connection, outcome);
 }
 
-void TcpTransport::on_writable(TcpConnection* connection) {
+void TcpPath::on_writable(TcpConnection* connection) {
   util::MutexLock lock(connection->send_mutex);
   if (connection->ready) flush_locked(connection);
 }
 
-bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
+bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
   for (;;) {
     // A large payload with nothing staged goes straight from the socket into its buffer.
     if (connection->state == ConnectionState::kReady && connection->in_payload &&
@@ -733,7 +731,7 @@ bool TcpTransport::read_available(TcpConnection* connection, std::string* why) {
   }
 }
 
-bool TcpTransport::parse_handshake(TcpConnection* connection) {
+bool TcpPath::parse_handshake(TcpConnection* connection) {
   const uint8_t* bytes = connection->staging.data() + connection->staged_begin;
   std::size_t size = connection->staged();
   switch (connection->state.load()) {
@@ -752,7 +750,7 @@ bool TcpTransport::parse_handshake(TcpConnection* connection) {
 
 // Accepting side, first message: who claims to connect, and its nonce. We answer with our
 // nonce and our proof, bound to both nonces and both ranks.
-bool TcpTransport::on_hello(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+bool TcpPath::on_hello(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
   std::optional<Hello> hello;
   try {
     hello = parse_hello(bytes, size);
@@ -792,7 +790,7 @@ bool TcpTransport::on_hello(TcpConnection* connection, const uint8_t* bytes, std
 
 // Accepting side, second message: the connecting rank's proof. Only a valid one makes the
 // connection a rank's: until then it belongs to nobody, and its loss fails nothing.
-bool TcpTransport::on_proof(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+bool TcpPath::on_proof(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
   std::optional<Proof> proof;
   const HandshakeTranscript& handshake = connection->handshake;
   std::string claimed = "claiming rank " + std::to_string(handshake.connecting_rank);
@@ -833,7 +831,7 @@ bool TcpTransport::on_proof(TcpConnection* connection, const uint8_t* bytes, std
 
 // Connecting side, first answer: the accepting rank's nonce and proof. We prove ourselves only
 // to a rank that has proved itself.
-bool TcpTransport::on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+bool TcpPath::on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
   std::optional<Challenge> challenge;
   try {
     challenge = parse_challenge(bytes, size);
@@ -876,7 +874,7 @@ bool TcpTransport::on_challenge(TcpConnection* connection, const uint8_t* bytes,
 }
 
 // Connecting side, last message: the accepting rank accepted our proof.
-bool TcpTransport::on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+bool TcpPath::on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
   std::optional<Ack> ack;
   try {
     ack = parse_ack(bytes, size);
@@ -898,21 +896,21 @@ bool TcpTransport::on_ack(TcpConnection* connection, const uint8_t* bytes, std::
 
 // Handshake messages are tiny and the socket's buffer is empty then: one send takes them whole
 // or the connection is broken.
-bool TcpTransport::send_handshake(TcpConnection* connection, const std::vector<uint8_t>& message) {
+bool TcpPath::send_handshake(TcpConnection* connection, const std::vector<uint8_t>& message) {
   errno = 0;
   ssize_t sent = ::send(connection->fd.get(), message.data(), message.size(), MSG_NOSIGNAL);
   return sent == static_cast<ssize_t>(message.size());
 }
 
-void TcpTransport::refuse_incoming(TcpConnection* connection, const std::string& why) {
+void TcpPath::refuse_incoming(TcpConnection* connection, const std::string& why) {
   refusals_.warn([&] { return "refused a connection from " + connection->address + ": " + why; });
   close_connection(connection);
 }
 
 // Our connection to a peer failed its handshake: everything waiting on the peer fails with the
 // reason (not as a death: the peer may be fine, and nothing is flooded).
-void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
-                                           const std::string& why) {
+void TcpPath::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
+                                      const std::string& why) {
   int peer = connection->peer;
   // Another address of the peer may lead to the right rank: this one led elsewhere (another
   // job's process, a stranger) or nowhere.
@@ -934,7 +932,7 @@ void TcpTransport::fail_outgoing_handshake(TcpConnection* connection, ErrorCode 
                     /*died=*/false);
 }
 
-void TcpTransport::became_ready(TcpConnection* connection) {
+void TcpPath::became_ready(TcpConnection* connection) {
   connection->grow_staging();
   connection->state = ConnectionState::kReady;
   util::log_debug(util::Subsys::kTransport, [&] {
@@ -969,7 +967,7 @@ void TcpTransport::became_ready(TcpConnection* connection) {
   flush_locked(connection);
 }
 
-void TcpTransport::parse_frames(TcpConnection* connection) {
+void TcpPath::parse_frames(TcpConnection* connection) {
   while (connection->state == ConnectionState::kReady) {
     if (!connection->in_payload) {
       if (connection->staged() < kFrameHeaderBytes) return;
@@ -1000,7 +998,7 @@ void TcpTransport::parse_frames(TcpConnection* connection) {
 
 // Every length and rank in a header is checked before anything is allocated or matched for it:
 // a frame no weft rank sends drops the peer (drop_broken_stream), never the rank.
-void TcpTransport::begin_frame(TcpConnection* connection) {
+void TcpPath::begin_frame(TcpConnection* connection) {
   const FrameHeader& header = connection->current_frame();
   if (std::string wrong = what_is_wrong_with(connection, header); !wrong.empty()) {
     drop_broken_stream(connection, wrong);
@@ -1030,8 +1028,8 @@ void TcpTransport::begin_frame(TcpConnection* connection) {
   }
 }
 
-std::string TcpTransport::what_is_wrong_with(const TcpConnection* connection,
-                                             const FrameHeader& header) const {
+std::string TcpPath::what_is_wrong_with(const TcpConnection* connection,
+                                        const FrameHeader& header) const {
   return frame_header_problem(header, connection->peer,
                               FrameLimits{kMaxDataPayload, kMaxControlPayload});
 }
@@ -1039,7 +1037,7 @@ std::string TcpTransport::what_is_wrong_with(const TcpConnection* connection,
 // What the peer sends can no longer be parsed or held: nothing more will arrive from it, so it
 // is failed as if it had died (and the others are told), with what it sent. in_mutex held: the
 // event loop or a poller is reading the connection.
-void TcpTransport::drop_broken_stream(TcpConnection* connection, const std::string& what) {
+void TcpPath::drop_broken_stream(TcpConnection* connection, const std::string& what) {
   int peer = connection->peer;
   std::string message = "rank " + std::to_string(peer) + " (" + connection->address + ") " + what +
                         "; its connection was dropped";
@@ -1048,7 +1046,7 @@ void TcpTransport::drop_broken_stream(TcpConnection* connection, const std::stri
   events_.peer_lost(peer, peer_error(peer, ErrorCode::kPeerFailure, message), /*died=*/true);
 }
 
-void TcpTransport::finish_frame(TcpConnection* connection) {
+void TcpPath::finish_frame(TcpConnection* connection) {
   connection->in_payload = false;
   connection->payload_target = nullptr;
   const FrameHeader& header = connection->current_frame();
@@ -1067,7 +1065,7 @@ void TcpTransport::finish_frame(TcpConnection* connection) {
   }
 }
 
-void TcpTransport::handle_control(TcpConnection* connection) {
+void TcpPath::handle_control(TcpConnection* connection) {
   const FrameHeader& header = connection->current_frame();
   std::string text(connection->control_payload.begin(), connection->control_payload.end());
   std::string from = "rank " + std::to_string(connection->peer);
@@ -1084,7 +1082,7 @@ void TcpTransport::handle_control(TcpConnection* connection) {
 }
 
 // Every caller holds the connection's in_mutex, so no reader is using its buffers.
-void TcpTransport::close_connection(TcpConnection* connection) {
+void TcpPath::close_connection(TcpConnection* connection) {
   {
     util::MutexLock lock(connection->send_mutex);
     // Under watch_mutex: a poller re-watching it must never touch the fd once it is closed (its
@@ -1100,7 +1098,7 @@ void TcpTransport::close_connection(TcpConnection* connection) {
   if (is_stranger(*connection)) strangers_closed_.store(true, std::memory_order_relaxed);
 }
 
-bool TcpTransport::is_stranger(const TcpConnection& connection) {
+bool TcpPath::is_stranger(const TcpConnection& connection) {
   // An outgoing connection is its peer's from the start (peers_[].connections, maybe sender).
   return !connection.outgoing && connection.peer < 0;
 }
@@ -1108,7 +1106,7 @@ bool TcpTransport::is_stranger(const TcpConnection& connection) {
 // A connection that never became a rank's is known to nothing but connections_ (its fd left
 // epoll when it was closed), so it can go; kept, a stream of strangers would grow the transport
 // without bound. Event loop only, between batches of events.
-void TcpTransport::destroy_closed_strangers() {
+void TcpPath::destroy_closed_strangers() {
   if (!strangers_closed_.exchange(false, std::memory_order_relaxed)) return;
   std::vector<std::unique_ptr<TcpConnection>> doomed;
   {
@@ -1122,7 +1120,7 @@ void TcpTransport::destroy_closed_strangers() {
   }
 }
 
-void TcpTransport::drain_siblings(TcpConnection* lost) {
+void TcpPath::drain_siblings(TcpConnection* lost) {
   std::vector<TcpConnection*> siblings;
   {
     util::MutexLock lock(mutex_);
@@ -1146,7 +1144,7 @@ void TcpTransport::drain_siblings(TcpConnection* lost) {
   }
 }
 
-void TcpTransport::on_connection_lost(TcpConnection* connection, const std::string& why) {
+void TcpPath::on_connection_lost(TcpConnection* connection, const std::string& why) {
   if (connection->outgoing && in_handshake(connection->state) &&
       dial_next_candidate(connection, "closed during the handshake (" + why + ")")) {
     return;
@@ -1188,7 +1186,7 @@ void TcpTransport::on_connection_lost(TcpConnection* connection, const std::stri
   events_.peer_lost(peer, error, /*died=*/!graceful);
 }
 
-void TcpTransport::drop_stale_handshakes() {
+void TcpPath::drop_stale_handshakes() {
   auto now = std::chrono::steady_clock::now();
   // Once per tick, not per event: this scans every connection.
   if (now - last_handshake_sweep_ < std::chrono::milliseconds(kLoopTickMs)) return;
@@ -1234,8 +1232,8 @@ void TcpTransport::drop_stale_handshakes() {
 // Failure, cancellation, shutdown
 // ------------------------------------------------------------------------------------------
 
-void TcpTransport::drop_peer(int peer, const std::shared_ptr<const Error>& why,
-                             std::vector<RequestPtr>& victims) {
+void TcpPath::drop_peer(int peer, const std::shared_ptr<const Error>& why,
+                        std::vector<RequestPtr>& victims) {
   util::MutexLock lock(mutex_);
   Peer& state = *peers_[peer];
   if (state.failed.load()) return;
@@ -1251,15 +1249,15 @@ void TcpTransport::drop_peer(int peer, const std::shared_ptr<const Error>& why,
   }
 }
 
-void TcpTransport::announce_death(int peer, const std::string& text) {
+void TcpPath::announce_death(int peer, const std::string& text) {
   broadcast_control(FrameKind::kPeerFailed, 0, static_cast<uint64_t>(peer), text, peer);
 }
 
-void TcpTransport::announce_abort(uint64_t context, const std::string& text) {
+void TcpPath::announce_abort(uint64_t context, const std::string& text) {
   broadcast_control(FrameKind::kContextAbort, context, 0, text, -1);
 }
 
-bool TcpTransport::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
+bool TcpPath::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
   TcpConnection* connection = peers_[request.peer]->sender.load();
   if (!connection) return false;
   util::MutexLock lock(connection->send_mutex);
@@ -1279,7 +1277,7 @@ bool TcpTransport::cancel_send(Request& request, const std::shared_ptr<const Err
   return false;
 }
 
-bool TcpTransport::detach_receive(Request& request, const std::shared_ptr<const Error>& reason) {
+bool TcpPath::detach_receive(Request& request, const std::shared_ptr<const Error>& reason) {
   std::vector<TcpConnection*> candidates;
   {
     util::MutexLock lock(mutex_);
@@ -1303,7 +1301,7 @@ bool TcpTransport::detach_receive(Request& request, const std::shared_ptr<const 
   return false;
 }
 
-bool TcpTransport::poll(Request* waited_for) {
+bool TcpPath::poll(Request* waited_for) {
   if (!waited_for) return false;
   Request& request = *waited_for;
   if (request.done() || request.peer < 0 || request.peer == options_.rank) return false;
@@ -1324,7 +1322,7 @@ bool TcpTransport::poll(Request* waited_for) {
   return bytes_moved_here != moved_before;
 }
 
-void TcpTransport::start_polling(const Request* waited_for) {
+void TcpPath::start_polling(const Request* waited_for) {
   if (!waited_for) return;
   const Request& request = *waited_for;
   if (request.peer == options_.rank) return;
@@ -1340,7 +1338,7 @@ void TcpTransport::start_polling(const Request* waited_for) {
   unwatch_inbound_locked(peer);
 }
 
-void TcpTransport::stop_polling(const Request* waited_for) {
+void TcpPath::stop_polling(const Request* waited_for) {
   if (!waited_for) return;
   const Request& request = *waited_for;
   if (request.peer < 0 || request.peer == options_.rank) return;
@@ -1360,7 +1358,7 @@ void TcpTransport::stop_polling(const Request* waited_for) {
   wake_loop_for_lingering();
 }
 
-void TcpTransport::unwatch_inbound_locked(Peer& peer) {
+void TcpPath::unwatch_inbound_locked(Peer& peer) {
   for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
     TcpConnection* connection = slot.load(std::memory_order_acquire);
     if (!connection) break;
@@ -1373,7 +1371,7 @@ void TcpTransport::unwatch_inbound_locked(Peer& peer) {
   }
 }
 
-void TcpTransport::watch_inbound_locked(Peer& peer) {
+void TcpPath::watch_inbound_locked(Peer& peer) {
   for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
     TcpConnection* connection = slot.load(std::memory_order_acquire);
     if (!connection) break;
@@ -1385,7 +1383,7 @@ void TcpTransport::watch_inbound_locked(Peer& peer) {
   }
 }
 
-void TcpTransport::watch_every_lingering(std::chrono::steady_clock::time_point idle_before) {
+void TcpPath::watch_every_lingering(std::chrono::steady_clock::time_point idle_before) {
   if (lingering_.load(std::memory_order_relaxed) == 0) return;
   for (const std::unique_ptr<Peer>& peer : peers_) {
     util::MutexLock lock(peer->poll_mutex);
@@ -1396,7 +1394,7 @@ void TcpTransport::watch_every_lingering(std::chrono::steady_clock::time_point i
   }
 }
 
-void TcpTransport::wake_loop_for_lingering() {
+void TcpPath::wake_loop_for_lingering() {
   // The loop sleeps up to kLoopTickMs when nothing lingers; it must come back within kLingerMs.
   if (!loop_ticks_fast_.load() && !loop_ticks_fast_.exchange(true)) {
     uint64_t one = 1;
@@ -1405,7 +1403,7 @@ void TcpTransport::wake_loop_for_lingering() {
   }
 }
 
-void TcpTransport::read_ready(TcpConnection* connection) {
+void TcpPath::read_ready(TcpConnection* connection) {
   if (!connection->in_mutex.try_lock()) return;
   util::MutexLock in_lock(connection->in_mutex, std::adopt_lock);
   if (connection->state != ConnectionState::kReady) return;
@@ -1418,21 +1416,21 @@ void TcpTransport::read_ready(TcpConnection* connection) {
   }
 }
 
-void TcpTransport::write_queued(TcpConnection* connection) {
+void TcpPath::write_queued(TcpConnection* connection) {
   if (!connection->send_mutex.try_lock()) return;
   util::MutexLock lock(connection->send_mutex, std::adopt_lock);
   if (!connection->ready || connection->broken || connection->queue.empty()) return;
   flush_locked(connection);
 }
 
-void TcpTransport::write_every_queue() {
+void TcpPath::write_every_queue() {
   for (const std::unique_ptr<Peer>& peer : peers_) {
     TcpConnection* connection = peer->sender.load(std::memory_order_acquire);
     if (connection && connection->state == ConnectionState::kReady) write_queued(connection);
   }
 }
 
-void TcpTransport::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
+void TcpPath::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   {
     util::MutexLock lock(mutex_);
     if (shutting_down_) return;
