@@ -7,13 +7,28 @@ bool Matcher::matches(const Request& receive, const FrameHeader& header) {
          (receive.peer == kAnyPeer || receive.peer == static_cast<int>(header.source));
 }
 
+void Matcher::add_posted(RequestPtr receive) {
+  if (spare_posted_.empty()) {
+    posted_.push_back(std::move(receive));
+    return;
+  }
+  posted_.splice(posted_.end(), spare_posted_, spare_posted_.begin());
+  posted_.back() = std::move(receive);
+}
+
+RequestPtr Matcher::remove_posted(std::list<RequestPtr>::iterator it) {
+  RequestPtr found = std::move(*it);
+  if (spare_posted_.size() < kSpareNodes) {
+    spare_posted_.splice(spare_posted_.begin(), posted_, it);
+  } else {
+    posted_.erase(it);
+  }
+  return found;
+}
+
 RequestPtr Matcher::take_posted(const FrameHeader& header) {
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-    if (matches(**it, header)) {
-      RequestPtr found = std::move(*it);
-      posted_.erase(it);
-      return found;
-    }
+    if (matches(**it, header)) return remove_posted(it);
   }
   return nullptr;
 }
@@ -22,7 +37,12 @@ UnexpectedMessage* Matcher::add_unexpected(const FrameHeader& header) {
   // The buffer first: if it cannot be had (std::bad_alloc), nothing is queued.
   std::size_t capacity = 0;
   BufferPool::Buffer buffer = pool_.take(header.bytes, capacity);
-  UnexpectedMessage& message = unexpected_.emplace_back();
+  if (spare_unexpected_.empty()) {
+    unexpected_.emplace_back();
+  } else {
+    unexpected_.splice(unexpected_.end(), spare_unexpected_, spare_unexpected_.begin());
+  }
+  UnexpectedMessage& message = unexpected_.back();
   message.header = header;
   message.buffer = std::move(buffer);
   message.capacity = capacity;
@@ -40,7 +60,12 @@ void Matcher::erase_unexpected(UnexpectedMessage* message) {
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if (&*it == message) {
       pool_.give_back(std::move(it->buffer), it->capacity);
-      unexpected_.erase(it);
+      if (spare_unexpected_.size() < kSpareNodes) {
+        *it = UnexpectedMessage{};
+        spare_unexpected_.splice(spare_unexpected_.begin(), unexpected_, it);
+      } else {
+        unexpected_.erase(it);
+      }
       return;
     }
   }
@@ -49,7 +74,7 @@ void Matcher::erase_unexpected(UnexpectedMessage* message) {
 bool Matcher::erase_posted(const Request* receive) {
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
     if (it->get() == receive) {
-      posted_.erase(it);
+      remove_posted(it);
       return true;
     }
   }
@@ -93,11 +118,7 @@ bool same_operation(const Request& receive, const FrameHeader& header) {
 RequestPtr Matcher::take_conflicting_posted(const FrameHeader& header) {
   if (!header.operation_tagged) return nullptr;
   for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-    if (same_operation(**it, header)) {
-      RequestPtr found = std::move(*it);
-      posted_.erase(it);
-      return found;
-    }
+    if (same_operation(**it, header)) return remove_posted(it);
   }
   return nullptr;
 }

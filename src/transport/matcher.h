@@ -2,6 +2,8 @@
 //
 // Posted receives wait in post order; messages that arrive first wait, in arrival order, in
 // pooled buffers ("unexpected" messages), possibly while their payload is still streaming in.
+// The list nodes of both queues are kept for reuse (up to kSpareNodes each), so that matching a
+// message allocates nothing in the steady state.
 // Not thread-safe: the transport holds its lock around every call.
 #pragma once
 
@@ -34,7 +36,7 @@ class Matcher {
   // The first unclaimed unexpected message matching the receive; null if none.
   UnexpectedMessage* find_unexpected(const Request& receive);
   void erase_unexpected(UnexpectedMessage* message);
-  void add_posted(RequestPtr receive) { posted_.push_back(std::move(receive)); }
+  void add_posted(RequestPtr receive);
   bool erase_posted(const Request* receive);
   // Removes and returns every posted receive from `peer` (kAnyPeer: all of them).
   std::list<RequestPtr> take_posted_from(int peer);
@@ -54,11 +56,17 @@ class Matcher {
   std::list<RequestPtr> take_all_posted() { return std::move(posted_); }
 
  private:
+  static constexpr std::size_t kSpareNodes = 64;
+
   static bool matches(const Request& receive, const FrameHeader& header);
+  // Removes the receive at `it` from the queue and returns it.
+  RequestPtr remove_posted(std::list<RequestPtr>::iterator it);
 
   BufferPool& pool_;
   std::list<RequestPtr> posted_;
   std::list<UnexpectedMessage> unexpected_;
+  std::list<RequestPtr> spare_posted_;             // emptied nodes
+  std::list<UnexpectedMessage> spare_unexpected_;  // reset nodes
 };
 
 // Null when the message fits the receive; otherwise the kMismatch error, and the receive's
