@@ -217,11 +217,15 @@ static std::shared_ptr<Work> all_reduce_impl(const std::shared_ptr<core::Communi
        static_cast<int64_t>(data.bytes()), options.segment_bytes, options.timeout,
        coll::name_of(algorithm)},
       [=](coll::CollectiveCall& call) {
-        if (out_of_place) copy_bytes(data.data(), input.data(), data.bytes());
+        const void* source = input.data();
         if (op.kind == ReduceOp::kPremulSum) {
+          // Scaled in the output: the input is the caller's, never written.
+          if (out_of_place) copy_bytes(data.data(), input.data(), data.bytes());
           reduce::scale(data.dtype(), data.data(), data.count(), op.factor);
+          source = data.data();
         }
-        coll::run_all_reduce(algorithm, call, data.data(), data.count(), data.dtype(), op);
+        // Out of place, the ring reads the input where it stands (no up-front copy).
+        coll::run_all_reduce(algorithm, call, source, data.data(), data.count(), data.dtype(), op);
         finish_average(op, data.dtype(), data.data(), data.count(), size);
       },
       async);

@@ -1,6 +1,7 @@
 #include "coll/algorithms.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -75,16 +76,20 @@ void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::s
   }
 }
 
-void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
-                    DType dtype, ReduceOp op) {
-  if (use_window(call, algorithm, core::OpKind::kAllReduce, count * size_of(dtype))) {
+void run_all_reduce(Algorithm algorithm, CollectiveCall& call, const void* input, void* data,
+                    std::size_t count, DType dtype, ReduceOp op) {
+  const bool window = use_window(call, algorithm, core::OpKind::kAllReduce, count * size_of(dtype));
+  // The ring reads the input where it stands; the others reduce in place.
+  if (algorithm == Algorithm::kRing && !window) {
+    return ring_all_reduce(call, input, data, count, dtype, op);
+  }
+  if (input != data && count != 0) std::memcpy(data, input, count * size_of(dtype));
+  if (window) {
     return shm_all_reduce(call, data, count, dtype, op);
   }
   switch (algorithm) {
     case Algorithm::kHierarchical:
       return hierarchical_all_reduce(call, data, count, dtype, op);
-    case Algorithm::kRing:
-      return ring_all_reduce(call, data, count, dtype, op);
     case Algorithm::kRecursiveDoubling:
       return recursive_doubling_all_reduce(call, data, count, dtype, op);
     case Algorithm::kRabenseifner:

@@ -15,8 +15,9 @@ namespace weft::coll {
 
 void run_broadcast(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t bytes,
                    int root);
-void run_all_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
-                    DType dtype, ReduceOp op);
+// `data` receives the reduction of every rank's `input` (the same buffer: in place).
+void run_all_reduce(Algorithm algorithm, CollectiveCall& call, const void* input, void* data,
+                    std::size_t count, DType dtype, ReduceOp op);
 void run_reduce(Algorithm algorithm, CollectiveCall& call, void* data, std::size_t count,
                 DType dtype, ReduceOp op, int root);
 void run_all_gather(Algorithm algorithm, CollectiveCall& call, const void* input, void* output,

@@ -139,7 +139,8 @@ struct AllReduceAlgorithm {
   AllReduceFn run;
 };
 const AllReduceAlgorithm kAllReduces[] = {
-    {"ring", coll::ring_all_reduce},
+    {"ring", [](coll::CollectiveCall& call, void* data, std::size_t count, DType dtype,
+                ReduceOp op) { coll::ring_all_reduce(call, data, data, count, dtype, op); }},
     {"recursive_doubling", coll::recursive_doubling_all_reduce},
     {"rabenseifner", coll::rabenseifner_all_reduce},
     {"naive", coll::naive_all_reduce},
@@ -168,6 +169,21 @@ void check_all_reduce(ProcessGroup& group, const AllReduceAlgorithm& algorithm, 
 
 void check_all_reduce(ProcessGroup& group, const AllReduceAlgorithm& algorithm, const Case& c) {
   check_all_reduce(group, algorithm, c, ReduceOp(c.op));
+}
+
+// The ring out of place: the output starts as garbage (nothing may be left of it), the input
+// is only read.
+void check_ring_all_reduce_out_of_place(ProcessGroup& group, const Case& c) {
+  const Bytes input = input_of(c.dtype, c.op, c.seed, group.rank(), c.count);
+  Bytes kept = input;
+  Bytes output(input.size(), 0xEE);
+  auto call = make_call(group, "ring", core::OpKind::kAllReduce, c.dtype, c.count, c.op, -1,
+                        c.segment_bytes);
+  coll::ring_all_reduce(call, kept.data(), output.data(), c.count, c.dtype, ReduceOp(c.op));
+  const std::string what =
+      describe("all_reduce ring out of place", group.size(), group.rank(), c.dtype, c.op, c.count);
+  expect_bytes(output, expected_of(c.dtype, c.op, c.seed, group.size(), c.count), c.dtype, what);
+  EXPECT_TRUE(kept == input) << what << ": input was modified";
 }
 
 // Every rank contributes counts[r] elements of output; input is the concatenation.
@@ -274,6 +290,7 @@ void check_scan(ProcessGroup& group, bool exclusive, bool in_place, const Case& 
 // Every algorithm on one case (reduce at root size-1, scans both ways).
 void check_every_algorithm(ProcessGroup& group, const Case& c) {
   for (const auto& algorithm : kAllReduces) check_all_reduce(group, algorithm, c);
+  check_ring_all_reduce_out_of_place(group, c);
   check_reduce_scatter(group, even_counts(c.count, group.size()), c);
   check_even_reduce_scatter(group, c);
   check_reduce(group, group.size() - 1, c);

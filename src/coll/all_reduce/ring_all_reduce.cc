@@ -1,6 +1,7 @@
 #include "coll/all_reduce/ring_all_reduce.h"
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "coll/outstanding_requests.h"
@@ -46,12 +47,14 @@ struct RingLayout {
 };
 
 // Runs one phase. At step s this rank receives block recv_block(s) segment by segment (into a
-// scratch slot to reduce, or straight into data to gather) and forwards each finished segment
-// as part of step s+1, whose send block is the same block. Step 0 sends block send_block(0)
-// whole. Returns with every send of the phase complete, so data may be overwritten after.
+// scratch slot to reduce with `source`'s into data, or straight into data to gather) and
+// forwards each finished segment of data as part of step s+1, whose send block is the same
+// block. Step 0 sends block send_block(0) of `source` whole. Returns with every send of the
+// phase complete, so data may be overwritten after.
 template <typename RecvBlock>
 void run_phase(CollectiveCall& call, const RingLayout& layout, int phase, int first_send_block,
-               RecvBlock recv_block, uint8_t* data, DType dtype, ReduceOp op) {
+               RecvBlock recv_block, const uint8_t* source, uint8_t* data, DType dtype,
+               ReduceOp op) {
   const bool reducing = phase == 0;
   const Ring& ring = layout.ring;
   const std::size_t esize = layout.element_bytes;
@@ -70,7 +73,7 @@ void run_phase(CollectiveCall& call, const RingLayout& layout, int phase, int fi
   for (std::size_t j = 0; j < seg.segments(first.count); ++j) {
     const ElementRange part = seg.segment(first.count, j);
     outstanding.add(call.isend(ring.right(), layout.step_id(phase, 0, j),
-                               data + (first.offset + part.offset) * esize, part.count * esize));
+                               source + (first.offset + part.offset) * esize, part.count * esize));
   }
 
   // Every segment this rank will receive in the phase, in order.
@@ -100,7 +103,9 @@ void run_phase(CollectiveCall& call, const RingLayout& layout, int phase, int fi
     const ElementRange range = where(arrivals[i]);
     uint8_t* mine = data + range.offset * esize;
     // Segment i + depth lands in this segment's slot: reduce before posting it.
-    if (reducing) reduce::reduce_into(dtype, op, mine, slot(i), range.count);
+    if (reducing) {
+      reduce::reduce_pair(dtype, op, mine, source + range.offset * esize, slot(i), range.count);
+    }
     if (i + depth < arrivals.size()) post(i + depth);
     if (arrivals[i].step + 1 < ring.steps()) {
       outstanding.add(call.isend(ring.right(),
@@ -113,11 +118,15 @@ void run_phase(CollectiveCall& call, const RingLayout& layout, int phase, int fi
 
 }  // namespace
 
-void ring_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType dtype,
-                     ReduceOp op) {
+void ring_all_reduce(CollectiveCall& call, const void* input, void* data, std::size_t count,
+                     DType dtype, ReduceOp op) {
   reduce::check_supported(dtype, op);  // before any message, so every rank fails alike
   const int size = call.size();
-  if (size == 1 || count == 0) return;
+  if (count == 0) return;
+  if (size == 1) {
+    if (input != data) std::memcpy(data, input, count * size_of(dtype));
+    return;
+  }
   const std::size_t max_segments = kMaxSteps / (2 * static_cast<std::size_t>(size - 1));
   if (max_segments == 0) {
     throw Error(ErrorCode::kInternal, "ring_all_reduce: " + std::to_string(size) +
@@ -133,10 +142,11 @@ void ring_all_reduce(CollectiveCall& call, void* data, std::size_t count, DType 
 
   run_phase(
       call, layout, 0, ring.reduce_scatter_send_block(0),
-      [&](int s) { return ring.reduce_scatter_recv_block(s); }, bytes, dtype, op);
+      [&](int s) { return ring.reduce_scatter_recv_block(s); }, static_cast<const uint8_t*>(input),
+      bytes, dtype, op);
   run_phase(
       call, layout, 1, ring.all_gather_send_block(0),
-      [&](int s) { return ring.all_gather_recv_block(s); }, bytes, dtype, op);
+      [&](int s) { return ring.all_gather_recv_block(s); }, bytes, bytes, dtype, op);
 }
 
 }  // namespace weft::coll

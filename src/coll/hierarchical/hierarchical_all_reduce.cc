@@ -17,7 +17,7 @@ void hierarchical_all_reduce(CollectiveCall& call, void* data, std::size_t count
                        .bytes = bytes,
                        .group_size = groups.leaders->size(),
                        .network = &call.communicator().network_settings()});
-    run_all_reduce(algorithm, across, data, count, dtype, op);
+    run_all_reduce(algorithm, across, data, data, count, dtype, op);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);
   run_broadcast(Algorithm::kShm, spread_on_host, data, bytes, /*root=*/0);
