@@ -4,8 +4,8 @@
 
 #include "coll/algorithms.h"
 #include "coll/hierarchical/hierarchical.h"
+#include "coll/hierarchical/leader_transfers.h"
 #include "coll/scratch.h"
-#include "coll/selector.h"
 
 namespace weft::coll {
 
@@ -33,14 +33,8 @@ void hierarchical_all_gather(CollectiveCall& call, const void* input, void* outp
     bool equal = std::all_of(host_bytes.begin(), host_bytes.end(),
                              [&](std::size_t b) { return b == host_bytes[0]; });
     CollectiveCall across = call.on(*groups.leaders);
-    Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{.collective = core::OpKind::kAllGather,
-                       .bytes = total,
-                       .group_size = groups.leaders->size(),
-                       .equal_blocks = equal,
-                       .network = &call.communicator().network_settings()});
-    run_all_gather(algorithm, across, by_host.data() + host_offsets[my_host], by_host.data(),
-                   host_bytes);
+    run_all_gather(leaders_algorithm(across, core::OpKind::kAllGather, total, equal), across,
+                   by_host.data() + host_offsets[my_host], by_host.data(), host_bytes);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);
   run_broadcast(Algorithm::kShm, spread_on_host, by_host.data(), total, /*root=*/0);

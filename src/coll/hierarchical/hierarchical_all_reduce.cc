@@ -1,6 +1,6 @@
 #include "coll/algorithms.h"
 #include "coll/hierarchical/hierarchical.h"
-#include "coll/selector.h"
+#include "coll/hierarchical/leader_transfers.h"
 
 namespace weft::coll {
 
@@ -12,12 +12,8 @@ void hierarchical_all_reduce(CollectiveCall& call, void* data, std::size_t count
   run_reduce(Algorithm::kShm, gather_on_host, data, count, dtype, op, /*root=*/0);
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
-    Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{.collective = core::OpKind::kAllReduce,
-                       .bytes = bytes,
-                       .group_size = groups.leaders->size(),
-                       .network = &call.communicator().network_settings()});
-    run_all_reduce(algorithm, across, data, data, count, dtype, op);
+    run_all_reduce(leaders_algorithm(across, core::OpKind::kAllReduce, bytes), across, data, data,
+                   count, dtype, op);
   }
   CollectiveCall spread_on_host = call.on(*groups.local);
   run_broadcast(Algorithm::kShm, spread_on_host, data, bytes, /*root=*/0);

@@ -2,7 +2,7 @@
 
 #include "coll/algorithms.h"
 #include "coll/hierarchical/hierarchical.h"
-#include "coll/selector.h"
+#include "coll/hierarchical/leader_transfers.h"
 
 namespace weft::coll {
 
@@ -20,12 +20,8 @@ void hierarchical_broadcast(CollectiveCall& call, void* data, std::size_t bytes,
   }
   if (groups.leaders) {
     CollectiveCall across = call.on(*groups.leaders);
-    Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{.collective = core::OpKind::kBroadcast,
-                       .bytes = bytes,
-                       .group_size = groups.leaders->size(),
-                       .network = &call.communicator().network_settings()});
-    run_broadcast(algorithm, across, data, bytes, root_host);  // leaders rank by host
+    run_broadcast(leaders_algorithm(across, core::OpKind::kBroadcast, bytes), across, data, bytes,
+                  root_host);  // leaders rank by host
   }
   if (!on_root_host) {
     CollectiveCall from_leader = call.on(*groups.local);

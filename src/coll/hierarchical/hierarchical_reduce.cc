@@ -4,7 +4,7 @@
 
 #include "coll/algorithms.h"
 #include "coll/hierarchical/hierarchical.h"
-#include "coll/selector.h"
+#include "coll/hierarchical/leader_transfers.h"
 
 namespace weft::coll {
 
@@ -27,12 +27,8 @@ void hierarchical_reduce(CollectiveCall& call, void* data, std::size_t count, DT
   run_reduce(Algorithm::kShm, on_host, partial, count, dtype, op, /*root=*/0);
   if (leader) {
     CollectiveCall across = call.on(*groups.leaders);
-    Algorithm algorithm = choose_without_shared_memory(
-        SelectionInput{.collective = core::OpKind::kReduce,
-                       .bytes = bytes,
-                       .group_size = groups.leaders->size(),
-                       .network = &call.communicator().network_settings()});
-    run_reduce(algorithm, across, partial, count, dtype, op, root_host);
+    run_reduce(leaders_algorithm(across, core::OpKind::kReduce, bytes), across, partial, count,
+               dtype, op, root_host);
   }
   if (layout.host_of[call.rank()] != root_host) return;
   const auto& members = layout.members[root_host];
