@@ -26,6 +26,9 @@ constexpr std::size_t kPage = 4096;
 constexpr std::size_t kReasonBytes = 1024;
 // Set in Header::poisoned while the first poisoner writes its reason and code.
 constexpr uint32_t kPoisonBeingWritten = 0x80000000u;
+// How long a member that saw the poison waits for its reason to be written (the writer stores it
+// between two stores of Header::poisoned, but may be descheduled between them).
+constexpr auto kPoisonWriteWait = std::chrono::milliseconds(200);
 // A sleeping waiter wakes this often to look for exits, aborts and poison.
 constexpr auto kCheckInterval = std::chrono::milliseconds(10);
 // Bounds of the adaptive spin (microseconds). When members outnumber the cores, a waiter's
@@ -827,15 +830,26 @@ RoundStamp LocalWindow::last_stamp(int member) const {
   return last;
 }
 
-ErrorCode LocalWindow::poison_code() const {
+uint32_t LocalWindow::written_poison() const {
+  const auto give_up = std::chrono::steady_clock::now() + kPoisonWriteWait;
   uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
+  while ((poisoned & kPoisonBeingWritten) && std::chrono::steady_clock::now() < give_up) {
+    util::yield_core();
+    poisoned = header().poisoned.load(std::memory_order_acquire);
+  }
+  return poisoned;
+}
+
+ErrorCode LocalWindow::poison_code() const {
+  uint32_t poisoned = written_poison();
   if (poisoned == 0 || (poisoned & kPoisonBeingWritten)) return ErrorCode::kAborted;
   return static_cast<ErrorCode>(header().code);
 }
 
 std::string LocalWindow::poison_reason() const {
-  uint32_t poisoned = header().poisoned.load(std::memory_order_acquire);
-  if (poisoned == 0 || (poisoned & kPoisonBeingWritten)) return "";
+  uint32_t poisoned = written_poison();
+  if (poisoned == 0) return "";
+  if (poisoned & kPoisonBeingWritten) return "(its reason was still being written)";
   return std::string(header().reason, strnlen(header().reason, kReasonBytes));
 }
 

@@ -214,10 +214,13 @@ class LocalWindow {
   // which error code, so that the root cause travels (a death stays a peer failure).
   void poison(ErrorCode code, const std::string& reason);
   // "rank N: reason" and the code of the first member that poisoned the window.
+  // Both wait (briefly) for a reason still being written: a waiter may see the poison first.
   std::string poison_reason() const;
   ErrorCode poison_code() const;
 
  private:
+  // Header::poisoned once its writer has finished (or kPoisonWriteWait passed).
+  uint32_t written_poison() const;
   struct Header;
   struct Arrival;
   struct EagerEntry;
