@@ -107,7 +107,7 @@ void CollectiveCall::fill_slot(uint8_t* to, const void* from, std::size_t bytes,
   }
   if (choosing_piece_ == 0) {
     choosing_piece_ = round_piece;
-    streamed_fills_ = window_->streams_slot_pieces(signature_.kind, round_piece);
+    streamed_fills_ = window_->streams_slot_pieces(static_cast<int>(signature_.kind), round_piece);
     // Only calls whose kind of store is learned read the clock: it is a visible part of a
     // small call.
     if (window_->rank() == 0) first_fill_ = std::chrono::steady_clock::now();
@@ -124,8 +124,8 @@ void CollectiveCall::report_slot_fills() {
   // A call that filled nothing says nothing about the kinds of store.
   if (choosing_piece_ == 0 || filled_bytes_ == 0 || window_->rank() != 0) return;
   auto now = std::chrono::steady_clock::now();
-  window_->record_slot_fill(signature_.kind, choosing_piece_, streamed_fills_, filled_bytes_,
-                            now - first_fill_, now);
+  window_->record_slot_fill(static_cast<int>(signature_.kind), choosing_piece_, streamed_fills_,
+                            filled_bytes_, now - first_fill_, now);
 }
 
 core::LocalWindow* CollectiveCall::first_window() {

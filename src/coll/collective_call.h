@@ -66,7 +66,7 @@ class CollectiveCall {
   CollectiveCall on(core::Communicator& group) const;
   core::Communicator& communicator() const { return comm_; }
 
-  // --- same-host rounds (coll/shm; protocol in core/local_window.h) ---
+  // --- same-host rounds (coll/shm; protocol in transport/shm/local_window.h) ---
   // The group's shared-memory window, null when the group cannot have one.
   core::LocalWindow* window() { return window_checked_ ? window_ : first_window(); }
   // Bytes of my slot one round may use: the window's slot, or less when segment_bytes() is
@@ -81,9 +81,9 @@ class CollectiveCall {
   uint8_t* round_slot(std::size_t bytes);
   // Copies `bytes` from `from` into my slot at `to`, with ordinary or streaming stores as the
   // group now finds faster for rounds in which I write `round_piece` bytes into my slot (pass
-  // the same value for every copy of a round; core/slot_store_policy.h). The first round piece
-  // of a call that the choice applies to decides for all of the call's rounds, so that the call
-  // is timed as one kind (the first piece is the largest in every algorithm).
+  // the same value for every copy of a round; transport/shm/slot_store_policy.h). The first round
+  // piece of a call that the choice applies to decides for all of the call's rounds, so that the
+  // call is timed as one kind (the first piece is the largest in every algorithm).
   void fill_slot(uint8_t* to, const void* from, std::size_t bytes, std::size_t round_piece);
   // Whether this call's slot fills stream (after its first fill_slot that the choice applies
   // to; false before): for other data a member writes into its slot, such as a share it
@@ -117,8 +117,8 @@ class CollectiveCall {
   [[noreturn]] void fail_member_record(int rank, const char* what,
                                        const transport::RecordFault& fault);
 
-  // --- eager rounds (core/local_window.h): a rooted call of at most eager_bytes() in which
-  // the writers do not wait for the readers ---
+  // --- eager rounds (transport/shm/local_window.h): a rooted call of at most eager_bytes() in
+  // which the writers do not wait for the readers ---
   static constexpr std::size_t eager_bytes() { return core::LocalWindow::kEagerBytes; }
   // Waits only when my ring of lines is full; throws the group's error (also for a mismatch
   // found in an old eager call).

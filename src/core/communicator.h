@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "core/local_window.h"
 #include "core/op_queue.h"
 #include "core/op_recorder.h"
 #include "core/op_signature.h"
 #include "core/progress_board.h"
 #include "core/world.h"
 #include "transport/request.h"
+#include "transport/shm/local_window.h"
 #include "util/mutex.h"
 #include "util/network_settings.h"
 #include "weft/buffer.h"
@@ -32,6 +32,14 @@ namespace weft::core {
 using Request = transport::Request;
 using RequestPtr = transport::RequestPtr;
 inline constexpr int kAnyPeer = transport::kAnyPeer;
+// The same-host window the shared-memory algorithms run their rounds in.
+using LocalWindow = transport::LocalWindow;
+using LocalWindowOptions = transport::LocalWindowOptions;
+using SlotStorePolicy = transport::SlotStorePolicy;
+using WaitResult = transport::WaitResult;
+using StampMismatch = transport::StampMismatch;
+// The window learns its slot stores per kind of call: core's kinds are its ops.
+static_assert(kOpKindCount <= LocalWindow::kCallKinds);
 
 enum class Channel : uint64_t { kPointToPoint = 0, kCollective = 1 };
 

@@ -17,7 +17,8 @@
 namespace weft::core {
 
 // The one list of operations, for every layer above: messages carry it, the selector
-// (coll/selector.h) chooses algorithms by it and per-op tables (SlotStorePolicies) index by it.
+// (coll/selector.h) chooses algorithms by it and per-op tables (the window's slot stores) index by
+// it.
 enum class OpKind : uint8_t {
   kPointToPoint = 1,
   kBroadcast,

@@ -9,6 +9,10 @@
 
 namespace weft::core {
 
+using transport::RoundStamp;
+using transport::SlotStores;
+using transport::WaitOutcome;
+
 LocalWindow* Communicator::local_window(const OpInfo& info,
                                         std::chrono::steady_clock::time_point deadline) {
   // Once open, the window stays until the group dies: no lock on every collective's path.

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/adaptive_spin.h"
 #include "core/deadline_store.h"
 #include "transport/router.h"
+#include "util/adaptive_spin.h"
 #include "util/mutex.h"
 #include "weft/store.h"
 #include "weft/tcp_store_server.h"
@@ -83,7 +83,7 @@ class World {
   int size_ = 1;
   std::chrono::milliseconds timeout_{0};
   int64_t spin_us_ = 0;
-  AdaptiveSpin socket_spin_{50, 10, 400};
+  util::AdaptiveSpin socket_spin_{50, 10, 400};
   std::vector<std::string> hosts_;
   // Destruction order matters: transport first, then the store client, then the server.
   std::unique_ptr<TcpStoreServer> store_server_;

@@ -1,5 +1,5 @@
 // The checks of what a member of a same-host group reads from another member's part of the
-// group's shared-memory window (coll/shm/all_to_all_header.h, core/window_records.h), on
+// group's shared-memory window (coll/shm/all_to_all_header.h, transport/shm/window_records.h), on
 // arbitrary bytes, as a buggy or hostile process of the same host can write them. The input:
 // the member count (1 byte, 1..64), the size of direct reads (u64), a pid (i32), a poison word
 // (u32), then one member's all_to_all header (exactly its size: ASan sees a read past it).
@@ -14,9 +14,9 @@
 #include <memory>
 
 #include "coll/shm/all_to_all_header.h"
-#include "core/window_records.h"
 #include "seeds.h"
 #include "transport/frame_header.h"
+#include "transport/shm/window_records.h"
 
 namespace {
 
@@ -70,8 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(&pid, data + 9, sizeof pid);
   std::memcpy(&poisoned, data + 13, sizeof poisoned);
 
-  if (!weft::core::check_member_pid(pid) && pid <= 0) std::abort();
-  const int poisoner = weft::core::poisoner_of(poisoned, 0x80000000u, p);
+  if (!weft::transport::check_member_pid(pid) && pid <= 0) std::abort();
+  const int poisoner = weft::transport::poisoner_of(poisoned, 0x80000000u, p);
   if (poisoner < -1 || poisoner >= p) std::abort();
 
   const AllToAllHeader header(p);

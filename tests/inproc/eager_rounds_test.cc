@@ -1,4 +1,4 @@
-// Small broadcasts and reduces on one host run as eager rounds (core/local_window.h): the
+// Small broadcasts and reduces on one host run as eager rounds (transport/shm/local_window.h): the
 // members that only write go on without waiting for the readers, up to a ring of
 // LocalWindow::kEagerDepth calls ahead. These tests wrap that ring many times with every root,
 // with members that fall behind, and mixed with ordinary rounds, and check that a mismatch
@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/local_window.h"
 #include "support/errors.h"
 #include "support/thread_ranks.h"
+#include "transport/shm/local_window.h"
 
 namespace weft {
 namespace {
@@ -23,7 +23,7 @@ using testing::error_of;
 using testing::run_ranks;
 using testing::ThreadRanksOptions;
 
-constexpr int kCalls = 5 * static_cast<int>(core::LocalWindow::kEagerDepth);
+constexpr int kCalls = 5 * static_cast<int>(transport::LocalWindow::kEagerDepth);
 
 // What rank r contributes to call i: distinct per rank, call and element.
 int32_t value(int rank, int call, std::size_t element) {
@@ -84,7 +84,8 @@ TEST(EagerRounds, ReducesToEveryRootWrapTheRingWithStragglers) {
 TEST(EagerRounds, MixWithOrdinaryRoundsAndLargerCalls) {
   run_ranks(3, [](ProcessGroup& group) {
     const int me = group.rank();
-    for (int call = 0; call < 2 * static_cast<int>(core::LocalWindow::kEagerDepth) + 5; ++call) {
+    for (int call = 0; call < 2 * static_cast<int>(transport::LocalWindow::kEagerDepth) + 5;
+         ++call) {
       maybe_fall_behind(me, call, 3);
       std::vector<int32_t> small(2, me == 1 ? value(1, call, 0) : 0);
       group.broadcast(small, 1);
@@ -117,7 +118,7 @@ TEST(EagerRounds, AReaderThatStallsIsATimeoutForARootThatRanAhead) {
         }
         auto started = std::chrono::steady_clock::now();
         Error error = error_of([&] {
-          for (uint32_t call = 0; call <= core::LocalWindow::kEagerDepth; ++call) {
+          for (uint32_t call = 0; call <= transport::LocalWindow::kEagerDepth; ++call) {
             group.broadcast(data, 0);
           }
         });
@@ -150,11 +151,11 @@ TEST(EagerRounds, TwoRootsAreAMismatchWhenTheirLinesComeRoundAgain) {
     group.broadcast(data, group.rank());
     int calls = 0;
     Error error = error_of([&] {
-      for (; calls < 2 * static_cast<int>(core::LocalWindow::kEagerDepth); ++calls) {
+      for (; calls < 2 * static_cast<int>(transport::LocalWindow::kEagerDepth); ++calls) {
         group.broadcast(data, 0);
       }
     });
-    EXPECT_LE(calls, static_cast<int>(core::LocalWindow::kEagerDepth));
+    EXPECT_LE(calls, static_cast<int>(transport::LocalWindow::kEagerDepth));
     EXPECT_TRUE(error.code() == ErrorCode::kMismatch) << error.what();
     std::string what = error.what();
     EXPECT_NE(what.find("root=0"), std::string::npos) << what;
@@ -168,7 +169,8 @@ TEST(EagerRounds, AWriterAmongLongTimeReadersIsStillCompared) {
   run_ranks(3, [](ProcessGroup& group) {
     const int me = group.rank();
     std::vector<int32_t> data(2, me);
-    for (int call = 0; call < 2 * static_cast<int>(core::LocalWindow::kEagerDepth) + 7; ++call) {
+    for (int call = 0; call < 2 * static_cast<int>(transport::LocalWindow::kEagerDepth) + 7;
+         ++call) {
       group.broadcast(data, 0);
     }
     if (me == 1) {
@@ -234,8 +236,8 @@ TEST(EagerRounds, AReduceWithAnotherCountFailsOnTheRoot) {
 // With no spin (WEFT_SPIN_US=0) every wait sleeps on a futex, and every publish must wake it:
 // ordinary rounds, eager calls, barriers. One rank comes late to each call (by kLate, so the
 // other is asleep by then). A lost wake-up is a sleep until the next check
-// (core/local_window.cc, kCheckInterval: 10 ms): if every wait lost it, the calls below would
-// take 3 * kSleepCalls * 10 ms; the bound is a quarter of that.
+// (transport/shm/local_window.cc, kCheckInterval: 10 ms): if every wait lost it, the calls below
+// would take 3 * kSleepCalls * 10 ms; the bound is a quarter of that.
 TEST(EagerRounds, WaitersThatSleepAreWokenByEveryPublish) {
   constexpr int kSleepCalls = 200;
   constexpr auto kLate = std::chrono::microseconds(200);

@@ -1,10 +1,10 @@
-#include "core/adaptive_spin.h"
+#include "util/adaptive_spin.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-namespace weft::core {
+namespace weft::util {
 namespace {
 
 using std::chrono::microseconds;
@@ -42,4 +42,4 @@ TEST(AdaptiveSpin, NewBoundsStartOver) {
 }
 
 }  // namespace
-}  // namespace weft::core
+}  // namespace weft::util

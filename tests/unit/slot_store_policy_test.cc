@@ -1,4 +1,4 @@
-#include "core/slot_store_policy.h"
+#include "transport/shm/slot_store_policy.h"
 
 #include <gtest/gtest.h>
 
@@ -9,10 +9,9 @@
 namespace weft {
 namespace {
 
-using core::OpKind;
-using core::SlotStorePolicies;
-using core::SlotStorePolicy;
-using core::SlotStores;
+using transport::SlotStorePolicies;
+using transport::SlotStorePolicy;
+using transport::SlotStores;
 using Clock = std::chrono::steady_clock;
 using std::chrono::microseconds;
 
@@ -226,6 +225,8 @@ TEST(SlotStorePolicy, OnlyTheLeaderLearns) {
 }
 
 TEST(SlotStorePolicies, EachOpLearnsItsOwnKind) {
+  // The caller's numbering of its kinds of call.
+  constexpr int kBroadcast = 2, kAllReduce = 4, kAllGather = 5;
   // A job alternating broadcast (streaming twice as fast) and all_reduce (ordinary twice as
   // fast, and 4x the time per byte), with slot pieces of one size class.
   std::atomic<uint32_t> words[SlotStorePolicies::kKinds] = {};
@@ -235,23 +236,33 @@ TEST(SlotStorePolicies, EachOpLearnsItsOwnKind) {
   const std::size_t piece = 256 * 1024;
   int broadcasts_streamed = 0, all_reduces_streamed = 0;
   for (int i = 0; i < 400; ++i) {
-    bool streams = leader.streams(OpKind::kBroadcast, piece);
+    bool streams = leader.streams(kBroadcast, piece);
     broadcasts_streamed += i >= 200 && streams;
     now += microseconds(1);
-    leader.record(OpKind::kBroadcast, piece, streams, piece,
-                  streams ? microseconds(10) : microseconds(20), now);
-    streams = leader.streams(OpKind::kAllReduce, piece);
+    leader.record(kBroadcast, piece, streams, piece, streams ? microseconds(10) : microseconds(20),
+                  now);
+    streams = leader.streams(kAllReduce, piece);
     all_reduces_streamed += i >= 200 && streams;
     now += microseconds(1);
-    leader.record(OpKind::kAllReduce, piece, streams, piece,
-                  streams ? microseconds(160) : microseconds(80), now);
+    leader.record(kAllReduce, piece, streams, piece, streams ? microseconds(160) : microseconds(80),
+                  now);
   }
-  EXPECT_TRUE(member.streams(OpKind::kBroadcast, piece));
-  EXPECT_FALSE(member.streams(OpKind::kAllReduce, piece));
-  EXPECT_FALSE(member.streams(OpKind::kAllGather, piece));  // not learned yet: ordinary
+  EXPECT_TRUE(member.streams(kBroadcast, piece));
+  EXPECT_FALSE(member.streams(kAllReduce, piece));
+  EXPECT_FALSE(member.streams(kAllGather, piece));  // not learned yet: ordinary
   // Of the last 200 calls of each, only trials took the slower kind.
   EXPECT_GT(broadcasts_streamed, 180);
   EXPECT_LT(all_reduces_streamed, 20);
+}
+
+TEST(SlotStorePolicies, AKindOutOfRangeSharesTheLastPolicy) {
+  std::atomic<uint32_t> words[SlotStorePolicies::kKinds] = {};
+  SlotStorePolicies leader(words, true, SlotStores::kStreaming);
+  const std::size_t piece = 256 * 1024;
+  EXPECT_TRUE(leader.streams(-1, piece));
+  EXPECT_TRUE(leader.streams(SlotStorePolicies::kKinds, piece));
+  leader.record(SlotStorePolicies::kKinds + 7, piece, true, piece, microseconds(10),
+                Clock::time_point{});
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "coll/shm/all_to_all_header.h"
-#include "core/window_records.h"
 #include "transport/frame_header.h"
+#include "transport/shm/window_records.h"
 
 namespace weft {
 namespace {
@@ -132,10 +132,10 @@ TEST(AllToAllHeader, AnAddressToReadFromMustBeSomewhere) {
 }
 
 TEST(WindowRecords, APidMustNameAProcess) {
-  EXPECT_FALSE(core::check_member_pid(1));
-  EXPECT_FALSE(core::check_member_pid(4194304));
+  EXPECT_FALSE(transport::check_member_pid(1));
+  EXPECT_FALSE(transport::check_member_pid(4194304));
   for (int32_t pid : {0, -1, INT32_MIN}) {
-    transport::RecordFault fault = core::check_member_pid(pid);
+    transport::RecordFault fault = transport::check_member_pid(pid);
     ASSERT_TRUE(fault) << pid;
     EXPECT_STREQ(fault.field, "pid");
     EXPECT_EQ(fault.limit, 1u);
@@ -143,16 +143,16 @@ TEST(WindowRecords, APidMustNameAProcess) {
 }
 
 TEST(WindowRecords, TheSegmentsHeaderMustDescribeThisGroup) {
-  EXPECT_FALSE(core::check_window_header(7, 7, 4, 4, 1 << 20, 1 << 20));
-  transport::RecordFault magic = core::check_window_header(6, 7, 4, 4, 1 << 20, 1 << 20);
+  EXPECT_FALSE(transport::check_window_header(7, 7, 4, 4, 1 << 20, 1 << 20));
+  transport::RecordFault magic = transport::check_window_header(6, 7, 4, 4, 1 << 20, 1 << 20);
   ASSERT_TRUE(magic);
   EXPECT_STREQ(magic.field, "magic");
-  transport::RecordFault members = core::check_window_header(7, 7, 5, 4, 1 << 20, 1 << 20);
+  transport::RecordFault members = transport::check_window_header(7, 7, 5, 4, 1 << 20, 1 << 20);
   ASSERT_TRUE(members);
   EXPECT_STREQ(members.field, "member count");
   EXPECT_EQ(members.value, 5u);
   EXPECT_EQ(members.limit, 4u);
-  transport::RecordFault slots = core::check_window_header(7, 7, 4, 4, 1 << 30, 1 << 20);
+  transport::RecordFault slots = transport::check_window_header(7, 7, 4, 4, 1 << 30, 1 << 20);
   ASSERT_TRUE(slots);
   EXPECT_STREQ(slots.field, "slot bytes");
   EXPECT_EQ(slots.to_string(), "slot bytes 1073741824 (exactly 1048576)");
@@ -160,12 +160,12 @@ TEST(WindowRecords, TheSegmentsHeaderMustDescribeThisGroup) {
 
 TEST(WindowRecords, APoisonWordNamesAMemberOrNobody) {
   constexpr uint32_t kFlag = 0x80000000u;
-  EXPECT_EQ(core::poisoner_of(1, kFlag, 4), 0);
-  EXPECT_EQ(core::poisoner_of(4, kFlag, 4), 3);
-  EXPECT_EQ(core::poisoner_of(3 | kFlag, kFlag, 4), 2);
-  EXPECT_EQ(core::poisoner_of(5, kFlag, 4), -1);
-  EXPECT_EQ(core::poisoner_of(kFlag, kFlag, 4), -1);
-  EXPECT_EQ(core::poisoner_of(0x7fffffffu, kFlag, 4), -1);
+  EXPECT_EQ(transport::poisoner_of(1, kFlag, 4), 0);
+  EXPECT_EQ(transport::poisoner_of(4, kFlag, 4), 3);
+  EXPECT_EQ(transport::poisoner_of(3 | kFlag, kFlag, 4), 2);
+  EXPECT_EQ(transport::poisoner_of(5, kFlag, 4), -1);
+  EXPECT_EQ(transport::poisoner_of(kFlag, kFlag, 4), -1);
+  EXPECT_EQ(transport::poisoner_of(0x7fffffffu, kFlag, 4), -1);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Same-host collectives: the members of a group that lies on one host exchange data through
-// the group's shared-memory window (core/local_window.h) instead of sockets.
+// the group's shared-memory window (transport/shm/local_window.h) instead of sockets.
 //
 // Every algorithm is a sequence of window rounds. In a round each member copies a piece of
 // its input into its own slot, arrives, waits for the others, and then reads what it needs
@@ -18,7 +18,7 @@
 //   fused and pipelined); a member writes its reduced share into its own buffer as it writes
 //   it into its slot, so it copies out only the others' shares. Memory traffic per member ~
 //   n read + n written of its own buffer; the slots stay in cache.
-// - broadcast and reduce of at most 16 bytes: one eager round (core/local_window.h): the
+// - broadcast and reduce of at most 16 bytes: one eager round (transport/shm/local_window.h): the
 //   writers (a broadcast's root, a reduce's non-roots) write their line and return; the
 //   readers wait for it. A loop of them pipelines up to 256 calls deep.
 // - broadcast: ceil(n / R) rounds; the root copies in, the others copy out.
@@ -32,7 +32,7 @@
 //   (util/stream_copy.h).
 // - Every copy into my slot goes through CollectiveCall::fill_slot: ordinary or streaming
 //   stores, whichever the group now finds faster for that op and pieces of that size
-//   (core/slot_store_policy.h).
+//   (transport/shm/slot_store_policy.h).
 // - all_to_all (any split sizes): ceil(max send / (R/p)) rounds, agreed in the first round;
 //   each member copies the others' p-1 pieces in and out, its own straight across (unless in
 //   place). From 64 KiB pieces (512 KiB when the members outnumber the cores), when every

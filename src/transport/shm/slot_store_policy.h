@@ -34,9 +34,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/op_signature.h"
-
-namespace weft::core {
+namespace weft::transport {
 
 enum class SlotStores { kAdaptive, kOrdinary, kStreaming };
 
@@ -123,25 +121,30 @@ class SlotStorePolicy {
   Learning learning_[kClasses];
 };
 
-// One SlotStorePolicy per op kind, each with its own published word.
+// One SlotStorePolicy per kind of call, each with its own published word. The window knows no
+// collective: its user numbers its kinds of call (core numbers them by op), below kKinds.
 class SlotStorePolicies {
  public:
-  static constexpr int kKinds = kOpKindCount;
+  static constexpr int kKinds = 16;
 
-  // `published`: kKinds words of the window, word k for the op kind numbered k.
+  // `published`: kKinds words of the window, word k for the kind of call numbered k.
   SlotStorePolicies(std::atomic<uint32_t>* published, bool leader, SlotStores setting);
 
-  bool streams(OpKind op, std::size_t piece_bytes) const { return of(op).streams(piece_bytes); }
-  void record(OpKind op, std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+  bool streams(int kind, std::size_t piece_bytes) const { return of(kind).streams(piece_bytes); }
+  void record(int kind, std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
               std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now) {
-    of(op).record(piece_bytes, streamed, filled_bytes, took, now);
+    of(kind).record(piece_bytes, streamed, filled_bytes, took, now);
   }
 
  private:
-  const SlotStorePolicy& of(OpKind op) const { return by_op_[static_cast<std::size_t>(op)]; }
-  SlotStorePolicy& of(OpKind op) { return by_op_[static_cast<std::size_t>(op)]; }
+  // A kind out of range shares the last policy: a slower choice at worst, never a stray write.
+  const SlotStorePolicy& of(int kind) const { return by_op_[index_of(kind)]; }
+  SlotStorePolicy& of(int kind) { return by_op_[index_of(kind)]; }
+  static std::size_t index_of(int kind) {
+    return kind >= 0 && kind < kKinds ? static_cast<std::size_t>(kind) : kKinds - 1;
+  }
 
   std::vector<SlotStorePolicy> by_op_;
 };
 
-}  // namespace weft::core
+}  // namespace weft::transport

@@ -1,9 +1,9 @@
-#include "core/slot_store_policy.h"
+#include "transport/shm/slot_store_policy.h"
 
 #include <algorithm>
 #include <bit>
 
-namespace weft::core {
+namespace weft::transport {
 
 SlotStorePolicy::SlotStorePolicy(std::atomic<uint32_t>* published, bool leader, SlotStores setting)
     : published_(published), leader_(leader), setting_(setting) {}
@@ -126,4 +126,4 @@ void SlotStorePolicy::publish(int size_class, bool streaming) {
   }
 }
 
-}  // namespace weft::core
+}  // namespace weft::transport

@@ -13,29 +13,28 @@
 
 #include "transport/shm/record_fault.h"
 
-namespace weft::core {
+namespace weft::transport {
 
 // The pid a member published in its control block: its liveness watch (a pidfd) and the
 // single-copy reads from its memory go to that process. 0 would be "nobody" to the watch (a
 // death never noticed), a negative one a process group.
-inline transport::RecordFault check_member_pid(int32_t pid) {
-  if (pid <= 0) return transport::record_fault("pid", static_cast<uint32_t>(pid), "at least", 1);
+inline RecordFault check_member_pid(int32_t pid) {
+  if (pid <= 0) return record_fault("pid", static_cast<uint32_t>(pid), "at least", 1);
   return {};
 }
 
 // The segment's header as rank 0 wrote it, against what this member derived itself.
-inline transport::RecordFault check_window_header(uint32_t magic, uint32_t expected_magic,
-                                                  uint32_t members, uint32_t expected_members,
-                                                  uint64_t slot_bytes,
-                                                  uint64_t expected_slot_bytes) {
+inline RecordFault check_window_header(uint32_t magic, uint32_t expected_magic, uint32_t members,
+                                       uint32_t expected_members, uint64_t slot_bytes,
+                                       uint64_t expected_slot_bytes) {
   if (magic != expected_magic) {
-    return transport::record_fault("magic", magic, "exactly", expected_magic);
+    return record_fault("magic", magic, "exactly", expected_magic);
   }
   if (members != expected_members) {
-    return transport::record_fault("member count", members, "exactly", expected_members);
+    return record_fault("member count", members, "exactly", expected_members);
   }
   if (slot_bytes != expected_slot_bytes) {
-    return transport::record_fault("slot bytes", slot_bytes, "exactly", expected_slot_bytes);
+    return record_fault("slot bytes", slot_bytes, "exactly", expected_slot_bytes);
   }
   return {};
 }
@@ -49,4 +48,4 @@ inline int poisoner_of(uint32_t poisoned, uint32_t being_written_flag, int membe
   return static_cast<int>(rank_plus_one - 1);
 }
 
-}  // namespace weft::core
+}  // namespace weft::transport

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace weft::core {
+namespace weft::util {
 
 class AdaptiveSpin {
  public:
@@ -32,4 +32,4 @@ class AdaptiveSpin {
   bool fixed_;
 };
 
-}  // namespace weft::core
+}  // namespace weft::util

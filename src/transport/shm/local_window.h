@@ -75,16 +75,16 @@
 #include <string>
 #include <vector>
 
-#include "core/adaptive_spin.h"
-#include "core/slot_store_policy.h"
 #include "transport/frame_header.h"
 #include "transport/shm/process_watch.h"
 #include "transport/shm/shared_segment.h"
+#include "transport/shm/slot_store_policy.h"
+#include "util/adaptive_spin.h"
 #include "util/deadline.h"
 #include "weft/error.h"
 #include "weft/store.h"
 
-namespace weft::core {
+namespace weft::transport {
 
 struct LocalWindowOptions {
   Store* store = nullptr;
@@ -111,7 +111,7 @@ struct WaitResult {
 // What a member publishes with its arrival: the call it runs and how it cuts it into rounds
 // (members that cut one call differently would read each other's slots wrongly).
 struct RoundStamp {
-  transport::Signature signature;
+  Signature signature;
   int64_t seq = -1;
   uint64_t round_bytes = 0;
   bool operator==(const RoundStamp&) const = default;
@@ -154,16 +154,17 @@ class LocalWindow {
   WaitResult wait_all(util::LazyDeadline& deadline, const std::function<bool()>& interrupted);
   const uint8_t* slot(int member) const;
   const uint8_t* slot(int member, std::size_t bytes) const;
-  // Whether a slot piece of `piece_bytes` of an `op` call is written with streaming stores now
-  // (SlotStorePolicies).
-  bool streams_slot_pieces(OpKind op, std::size_t piece_bytes) const {
-    return slot_stores_.streams(op, piece_bytes);
+  // Whether a slot piece of `piece_bytes` of a call of kind `kind` (the caller's numbering,
+  // below kCallKinds) is written with streaming stores now (SlotStorePolicies).
+  static constexpr int kCallKinds = SlotStorePolicies::kKinds;
+  bool streams_slot_pieces(int kind, std::size_t piece_bytes) const {
+    return slot_stores_.streams(kind, piece_bytes);
   }
-  // One `op` call's timing for the slot stores' choice (counts on member 0 only): the slot
+  // One call's timing for the slot stores' choice of its kind (counts on member 0 only): the slot
   // piece that chose its kind of store, whether it streamed, the bytes filled, how long it took.
-  void record_slot_fill(OpKind op, std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
+  void record_slot_fill(int kind, std::size_t piece_bytes, bool streamed, std::size_t filled_bytes,
                         std::chrono::nanoseconds took, std::chrono::steady_clock::time_point now) {
-    slot_stores_.record(op, piece_bytes, streamed, filled_bytes, took, now);
+    slot_stores_.record(kind, piece_bytes, streamed, filled_bytes, took, now);
   }
   // A member that published another stamp than mine in the round just completed, or in one of
   // the eager calls made since the round before it (those only their writers have checked).
@@ -227,8 +228,8 @@ class LocalWindow {
   struct Control;
   static constexpr uint32_t kEntriesPerLine = 2;  // eager entries in a cache line
 
-  LocalWindow(transport::SharedSegment segment, int rank, int members, std::size_t slot_bytes,
-              int64_t spin_us, bool member_reads, SlotStores slot_stores);
+  LocalWindow(SharedSegment segment, int rank, int members, std::size_t slot_bytes, int64_t spin_us,
+              bool member_reads, SlotStores slot_stores);
   Header& header() const;
   Control& control(int member) const;
   uint8_t* slot_of(int member, uint32_t round) const;
@@ -269,13 +270,13 @@ class LocalWindow {
   // Counts me among the sleepers of `member`, before my last look at the word I sleep on.
   void announce_sleep(int member);
 
-  transport::SharedSegment segment_;
+  SharedSegment segment_;
   int rank_;
   int members_;
   std::size_t slot_bytes_;
   std::size_t controls_offset_;
   std::size_t slots_offset_;
-  std::vector<transport::ProcessWatch> watches_;
+  std::vector<ProcessWatch> watches_;
   std::vector<int32_t> pids_;  // by member, as checked at open (single-copy reads go there)
   uint32_t round_ = 0;         // the last round every member reached
   // A small round's data until I arrive: written into my arrival line together with the stamp
@@ -283,14 +284,14 @@ class LocalWindow {
   // per round, not twice (a line transfer is most of a small round's cost).
   // Eager calls gained nothing from it: their writer usually runs calls ahead of its readers.
   alignas(16) uint8_t staged_[kInlineBytes] = {};
-  uint32_t eager_ = 0;                     // my eager calls so far (the current one while it runs)
-  uint32_t eager_checked_ = 0;             // every member's stamps agree up to this eager call
-  bool eager_read_[kEagerDepth] = {};      // by call: whether I read (and compared) a line in it
-  RoundStamp eager_stamp_;                 // the current eager call's
-  uint64_t eager_hash_ = 0;                // and its hash (eager_stamp_hash)
-  transport::Signature hashed_signature_;  // the last eager call's signature
-  uint64_t signature_hash_ = 0;            // and its hash (signature_hash)
-  StampMismatch eager_mismatch_;           // see eager_mismatch()
+  uint32_t eager_ = 0;                 // my eager calls so far (the current one while it runs)
+  uint32_t eager_checked_ = 0;         // every member's stamps agree up to this eager call
+  bool eager_read_[kEagerDepth] = {};  // by call: whether I read (and compared) a line in it
+  RoundStamp eager_stamp_;             // the current eager call's
+  uint64_t eager_hash_ = 0;            // and its hash (eager_stamp_hash)
+  Signature hashed_signature_;         // the last eager call's signature
+  uint64_t signature_hash_ = 0;        // and its hash (signature_hash)
+  StampMismatch eager_mismatch_;       // see eager_mismatch()
 
   // Once every member published its cores: whether members outnumber them, and the spin.
   void choose_spin();
@@ -302,9 +303,9 @@ class LocalWindow {
   // Members about to sleep run a remote barrier, so publishing needs no fence (publish()).
   bool sleepers_fence_ = false;
   // Spin before a futex sleep: 100 us to 1 ms, 5 to 20 ms when outnumbered (see choose_spin).
-  AdaptiveSpin spin_;
+  util::AdaptiveSpin spin_;
 
   SlotStorePolicies slot_stores_;
 };
 
-}  // namespace weft::core
+}  // namespace weft::transport

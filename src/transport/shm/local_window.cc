@@ -1,4 +1,4 @@
-#include "core/local_window.h"
+#include "transport/shm/local_window.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -9,15 +9,15 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/window_records.h"
 #include "transport/shm/cross_memory.h"
+#include "transport/shm/window_records.h"
 #include "util/futex.h"
 #include "util/log.h"
 #include "util/random_token.h"
 #include "util/remote_barrier.h"
 #include "weft/error.h"
 
-namespace weft::core {
+namespace weft::transport {
 
 namespace {
 
@@ -85,11 +85,11 @@ constexpr int kEagerBackoffPauses = 6;
 
 // A signature in one word: with the seq and round size mixed in (eager_stamp_hash), the stamp
 // that the eager entries carry (see the top of local_window.h).
-uint64_t signature_hash(const transport::Signature& signature) {
-  static_assert(sizeof(transport::Signature) % sizeof(uint64_t) == 0 &&
-                    std::has_unique_object_representations_v<transport::Signature>,
+uint64_t signature_hash(const Signature& signature) {
+  static_assert(sizeof(Signature) % sizeof(uint64_t) == 0 &&
+                    std::has_unique_object_representations_v<Signature>,
                 "a signature hashes as whole words, without padding");
-  uint64_t words[sizeof(transport::Signature) / sizeof(uint64_t)];
+  uint64_t words[sizeof(Signature) / sizeof(uint64_t)];
   std::memcpy(words, &signature, sizeof words);
   uint64_t hash = 0x243f6a8885a308d3u;
   for (uint64_t word : words) {
@@ -209,9 +209,8 @@ struct alignas(64) LocalWindow::Control {
   uint32_t remote_barriers;  // whether its process takes part in remote barriers (same)
 };
 
-LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members,
-                         std::size_t slot_bytes, int64_t spin_us, bool member_reads,
-                         SlotStores slot_stores)
+LocalWindow::LocalWindow(SharedSegment segment, int rank, int members, std::size_t slot_bytes,
+                         int64_t spin_us, bool member_reads, SlotStores slot_stores)
     : segment_(std::move(segment)),
       rank_(rank),
       members_(members),
@@ -220,8 +219,8 @@ LocalWindow::LocalWindow(transport::SharedSegment segment, int rank, int members
       slots_offset_(controls_offset_ + round_up(members * sizeof(Control), kPage)),
       signature_hash_(signature_hash(hashed_signature_)),
       member_reads_allowed_(member_reads),
-      spin_(spin_us >= 0 ? AdaptiveSpin(spin_us)
-                         : AdaptiveSpin(kInitialSpinUs, kMinSpinUs, kMaxSpinUs)),
+      spin_(spin_us >= 0 ? util::AdaptiveSpin(spin_us)
+                         : util::AdaptiveSpin(kInitialSpinUs, kMinSpinUs, kMaxSpinUs)),
       slot_stores_(header().streamed_classes, rank == 0, slot_stores) {}
 
 void LocalWindow::choose_spin() {
@@ -297,13 +296,13 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   Store& store = *options.store;
   const std::string segment_key = options.key_prefix + "segment";
   std::string problem;
-  transport::SharedSegment segment;
+  SharedSegment segment;
   // Before any wait: a member that times out below names the ones that never came.
   store.set(options.key_prefix + "joined/" + std::to_string(options.rank), {});
 
   if (options.rank == 0) {
     try {
-      segment = transport::SharedSegment::create("weft-" + options.group_name, total);
+      segment = SharedSegment::create("weft-" + options.group_name, total);
       auto* header = new (segment.base()) Header{};
       header->magic = kMagic;
       header->members = static_cast<uint32_t>(options.members);
@@ -336,12 +335,11 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
           throw Error(ErrorCode::kInternal, "segment of " + std::to_string(bytes) +
                                                 " bytes, expected " + std::to_string(total));
         }
-        segment =
-            transport::SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd), total);
+        segment = SharedSegment::attach(static_cast<pid_t>(pid), static_cast<int>(fd), total);
         const Header& header = *static_cast<const Header*>(segment.base());
-        if (transport::RecordFault fault = check_window_header(
-                header.magic, kMagic, header.members, static_cast<uint32_t>(options.members),
-                header.slot_bytes, slot_bytes)) {
+        if (RecordFault fault = check_window_header(header.magic, kMagic, header.members,
+                                                    static_cast<uint32_t>(options.members),
+                                                    header.slot_bytes, slot_bytes)) {
           throw Error(ErrorCode::kInternal,
                       "the segment does not describe this group: " + fault.to_string());
         }
@@ -388,7 +386,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   window->segment_.close_fd();
   for (int m = 0; m < options.members; ++m) {
     const int32_t pid = window->control(m).pid;  // read once: what is checked is what is watched
-    if (transport::RecordFault fault = check_member_pid(pid); fault && m != options.rank) {
+    if (RecordFault fault = check_member_pid(pid); fault && m != options.rank) {
       std::string text = "rank " + std::to_string(m) +
                          " published a control block in the group's shared-memory window that "
                          "no weft rank writes: " +
@@ -569,8 +567,7 @@ bool LocalWindow::can_read_members() {
     for (int m = 0; all && m < members_; ++m) {
       if (m == rank_) continue;
       const Control& theirs = control(m);
-      int error =
-          transport::probe_process_memory(pids_[m], theirs.probe_address, theirs.probe_word);
+      int error = probe_process_memory(pids_[m], theirs.probe_address, theirs.probe_word);
       if (error != 0) {
         all = false;
         util::log_info(util::Subsys::kShm, [&] {
@@ -585,7 +582,7 @@ bool LocalWindow::can_read_members() {
 }
 
 int LocalWindow::read_member(int member, uint64_t address, void* local, std::size_t bytes) const {
-  return transport::read_process_memory(pids_[member], address, local, bytes);
+  return read_process_memory(pids_[member], address, local, bytes);
 }
 
 bool LocalWindow::stamps_may_differ() const {
@@ -853,4 +850,4 @@ std::string LocalWindow::poison_reason() const {
   return std::string(header().reason, strnlen(header().reason, kReasonBytes));
 }
 
-}  // namespace weft::core
+}  // namespace weft::transport

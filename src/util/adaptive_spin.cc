@@ -1,8 +1,8 @@
-#include "core/adaptive_spin.h"
+#include "util/adaptive_spin.h"
 
 #include <algorithm>
 
-namespace weft::core {
+namespace weft::util {
 
 AdaptiveSpin::AdaptiveSpin(int64_t fixed_us) : spin_us_(fixed_us), fixed_(true) {}
 
@@ -26,4 +26,4 @@ void AdaptiveSpin::after_sleep(std::chrono::steady_clock::duration slept) {
   spin_us_.store(next, std::memory_order_relaxed);
 }
 
-}  // namespace weft::core
+}  // namespace weft::util
