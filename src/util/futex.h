@@ -20,8 +20,13 @@ void futex_wake_all_shared(std::atomic<uint32_t>& word);
 
 // Spins (with a pause, then sched_yield unless told not to) for up to spin_us microseconds
 // until done() is true. Returns whether it became true.
+// A check may cost a system call (a waiter reading its socket), so the checks before the first
+// yield are few when yielding is allowed: then the thread that will complete us may be waiting
+// for this very core, and a pause spent checking is time it does not run.
 template <typename Predicate>
 bool spin_until(Predicate done, int64_t spin_us, bool may_yield = true);
+inline constexpr int kChecksBeforeYielding = 4;
+inline constexpr int kChecksBeforeSpinningOn = 64;  // without yields
 
 void cpu_relax();
 
@@ -32,7 +37,8 @@ bool spin_until(Predicate done, int64_t spin_us, bool may_yield) {
   if (done()) return true;
   if (spin_us <= 0) return false;
   auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
-  for (int i = 0; i < 64; ++i) {
+  const int paused_checks = may_yield ? kChecksBeforeYielding : kChecksBeforeSpinningOn;
+  for (int i = 0; i < paused_checks; ++i) {
     if (done()) return true;
     cpu_relax();
   }
