@@ -19,6 +19,7 @@
 #include "coll/hierarchical/hierarchical.h"
 #include "coll/member_list.h"
 #include "coll/reduce/binomial_reduce.h"
+#include "coll/reduce_scatter/recursive_halving_reduce_scatter.h"
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
 #include "coll/scatter/binomial_scatter.h"
@@ -177,6 +178,8 @@ void run_reduce_scatter(Algorithm algorithm, CollectiveCall& call, const void* i
       return hierarchical_reduce_scatter(call, input, output, counts, dtype, op);
     case Algorithm::kRing:
       return ring_reduce_scatter(call, input, output, counts, dtype, op);
+    case Algorithm::kRecursiveHalving:
+      return recursive_halving_reduce_scatter(call, input, output, counts, dtype, op);
     default:
       unknown("reduce_scatter", algorithm);
   }

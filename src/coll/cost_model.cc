@@ -116,6 +116,14 @@ double ring_reduce_scatter(const Terms& t) {
   return (t.p - 1) * (segments(block) * t.alpha + received_and_reduced(block, t));
 }
 
+// reduce_scatter: log2 q halving exchanges, each received whole and then reduced, plus the fold
+// (a whole input in, reduced) and unfold (one block out) of the extra ranks.
+double recursive_halving_reduce_scatter(const Terms& t) {
+  const double share = (t.q - 1) / t.q * t.n;
+  return t.lg_q * t.alpha + share * (t.beta + t.gamma) +
+         t.fold * (2 * t.alpha + t.n * (t.beta + t.gamma) + t.n / t.p * t.beta);
+}
+
 // all_to_all: p - 1 exchanges of n / p bytes; up to this many bytes per rank they are all
 // posted at once and their latencies overlap.
 constexpr double kAllToAllAtOnceBytes = 1 << 20;
@@ -159,6 +167,7 @@ double formula(OpKind collective, Algorithm algorithm, const Terms& t) {
       break;
     case OpKind::kReduceScatter:
       if (algorithm == kRing) return ring_reduce_scatter(t);
+      if (algorithm == kRecursiveHalving) return recursive_halving_reduce_scatter(t);
       break;
     case OpKind::kAllToAll:
       if (algorithm == kPairwise) return pairwise_all_to_all(t);

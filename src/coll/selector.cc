@@ -108,6 +108,9 @@ Algorithm by_size(const SelectionInput& in) {
 // more than the fold costs (many ranks, mid sizes; docs/scaling.md).
 constexpr std::array kAllReduceCandidates{Algorithm::kRecursiveDoubling, Algorithm::kRabenseifner,
                                           Algorithm::kRing};
+// Recursive halving takes log2 q steps to the ring's p - 1 but does not pipeline; off a power of
+// two its fold moves the whole input once more.
+constexpr std::array kReduceScatterCandidates{Algorithm::kRecursiveHalving, Algorithm::kRing};
 
 // scatter_allgather's modeled gain over binomial is at most a third below 5 ranks, and over
 // TCP on 4 ranks it measured 2x slower at 16 MiB (docs/perf-history.md, section 2; MPICH keeps
@@ -155,6 +158,8 @@ const char* name_of(Algorithm algorithm) {
       return "pairwise";
     case Algorithm::kDissemination:
       return "dissemination";
+    case Algorithm::kRecursiveHalving:
+      return "recursive_halving";
   }
   return "unknown";
 }
@@ -167,7 +172,7 @@ const std::vector<Algorithm>& algorithms_of(OpKind collective) {
   static const std::vector<Algorithm> kReduce{kBinomial, kShm, kHierarchical};
   static const std::vector<Algorithm> kTree{kBinomial, kHierarchical};
   static const std::vector<Algorithm> kAllGather{kRing, kBruck, kShm, kHierarchical};
-  static const std::vector<Algorithm> kReduceScatter{kRing, kShm, kHierarchical};
+  static const std::vector<Algorithm> kReduceScatter{kRing, kRecursiveHalving, kShm, kHierarchical};
   static const std::vector<Algorithm> kAllToAll{kPairwise, kShm, kHierarchical};
   static const std::vector<Algorithm> kBarrier{kDissemination, kShm, kHierarchical};
   static const std::vector<Algorithm> kScan{kRecursiveDoubling};
@@ -257,6 +262,8 @@ Algorithm choose_over_network(OpKind collective, int group_size, std::size_t byt
     case OpKind::kAllGather:
       // bytes is the whole gathered output.
       return fastest_of(collective, allowed_all_gather(equal_blocks), group_size, bytes, network);
+    case OpKind::kReduceScatter:
+      return fastest_of(collective, kReduceScatterCandidates, group_size, bytes, network);
     default:
       return algorithms_of(collective).front();
   }

@@ -33,6 +33,7 @@ enum class Algorithm : uint8_t {
   kBruck,
   kPairwise,
   kDissemination,
+  kRecursiveHalving,
 };
 
 // The name users write in an option or WEFT_ALGO: "shm", "recursive_doubling", ...

@@ -232,23 +232,28 @@ TEST_P(Collectives, ReduceScatterTensorAndUnevenList) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
     int me = group.rank();
-    for (DType dtype : testing::all_dtypes()) {
-      for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
-        ReduceOp op = make_op(kind);
-        std::size_t block = 3;
-        Bytes input = filled(dtype, block * world, [&](std::size_t i) {
-          return input_value(kind, dtype, 1, me, i, world);
-        });
-        Bytes output = filled(dtype, block, [](std::size_t) { return 0.0; });
-        group.reduce_scatter(ConstBufferView(input.data(), block * world, dtype),
-                             view(output, dtype, block), op);
-        for (std::size_t i = 0; i < block; ++i) {
-          std::vector<double> inputs;
-          for (int r = 0; r < world; ++r) {
-            inputs.push_back(input_value(kind, dtype, 1, r, me * block + i, world));
+    for (std::string algorithm : {"", "ring", "recursive_halving", "shm"}) {
+      for (DType dtype : testing::all_dtypes()) {
+        for (ReduceOp::Kind kind : testing::ops_for(dtype)) {
+          ReduceOp op = make_op(kind);
+          std::size_t block = 3;
+          Bytes input = filled(dtype, block * world, [&](std::size_t i) {
+            return input_value(kind, dtype, 1, me, i, world);
+          });
+          Bytes output = filled(dtype, block, [](std::size_t) { return 0.0; });
+          CollectiveOptions options;
+          options.algorithm = algorithm;
+          group.reduce_scatter(ConstBufferView(input.data(), block * world, dtype),
+                               view(output, dtype, block), op, options);
+          for (std::size_t i = 0; i < block; ++i) {
+            std::vector<double> inputs;
+            for (int r = 0; r < world; ++r) {
+              inputs.push_back(input_value(kind, dtype, 1, r, me * block + i, world));
+            }
+            ASSERT_EQ(load_value(dtype, output.data(), i), reference_reduce(op, dtype, inputs))
+                << "reduce_scatter[" << algorithm << "] " << name_of(dtype) << " " << name_of(kind)
+                << " index " << i;
           }
-          ASSERT_EQ(load_value(dtype, output.data(), i), reference_reduce(op, dtype, inputs))
-              << name_of(dtype) << " " << name_of(kind) << " index " << i;
         }
       }
     }

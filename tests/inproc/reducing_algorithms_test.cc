@@ -12,8 +12,10 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coll/all_reduce/naive_all_reduce.h"
@@ -21,6 +23,7 @@
 #include "coll/all_reduce/recursive_doubling_all_reduce.h"
 #include "coll/all_reduce/ring_all_reduce.h"
 #include "coll/reduce/binomial_reduce.h"
+#include "coll/reduce_scatter/recursive_halving_reduce_scatter.h"
 #include "coll/reduce_scatter/ring_reduce_scatter.h"
 #include "coll/scan/scan.h"
 #include "coll/shm/shm_collectives.h"
@@ -196,19 +199,32 @@ void check_reduce_scatter(ProcessGroup& group, const std::vector<std::size_t>& c
   }
   const std::size_t mine = counts[static_cast<std::size_t>(group.rank())];
   const Bytes input = input_of(c.dtype, c.op, c.seed, group.rank(), total);
-  for (const char* name : {"ring_reduce_scatter", "shm_reduce_scatter"}) {
+  using Run = void (*)(coll::CollectiveCall&, const void*, void*, std::span<const std::size_t>,
+                       DType, ReduceOp);
+  const std::pair<const char*, Run> algorithms[] = {
+      {"ring_reduce_scatter", coll::ring_reduce_scatter},
+      {"recursive_halving_reduce_scatter", coll::recursive_halving_reduce_scatter},
+      {"shm_reduce_scatter", coll::shm_reduce_scatter}};
+  const Bytes expected = expected_of(c.dtype, c.op, c.seed, group.size(), mine, first);
+  for (const auto& [name, run] : algorithms) {
     Bytes kept = input;
     Bytes output(mine * size_of(c.dtype), 0xEE);
     // The signature's count must agree on every rank, and per-rank counts may differ: the total.
     auto call = make_call(group, name, core::OpKind::kReduceScatter, c.dtype, total, c.op, -1,
                           c.segment_bytes);
-    auto run = name[0] == 'r' ? coll::ring_reduce_scatter : coll::shm_reduce_scatter;
     run(call, kept.data(), output.data(), counts, c.dtype, ReduceOp(c.op));
     const std::string what =
         describe(std::string(name), group.size(), group.rank(), c.dtype, c.op, total);
-    expect_bytes(output, expected_of(c.dtype, c.op, c.seed, group.size(), mine, first), c.dtype,
-                 what);
+    expect_bytes(output, expected, c.dtype, what);
     EXPECT_TRUE(kept == input) << what << ": input was modified";
+    // In place: the output is this rank's own block of the input.
+    Bytes buffer = input;
+    auto in_place = make_call(group, name, core::OpKind::kReduceScatter, c.dtype, total, c.op, -1,
+                              c.segment_bytes);
+    uint8_t* own_block = buffer.data() + first * size_of(c.dtype);
+    run(in_place, buffer.data(), own_block, counts, c.dtype, ReduceOp(c.op));
+    Bytes result(own_block, own_block + mine * size_of(c.dtype));
+    expect_bytes(result, expected, c.dtype, what + " in place");
   }
 }
 
@@ -421,12 +437,14 @@ TEST(ReducingAlgorithms, ReduceScatterWithUnevenAndZeroCounts) {
       std::vector<std::vector<std::size_t>> layouts = {
           std::vector<std::size_t>(p, 0),  // nothing at all
       };
-      std::vector<std::size_t> ragged, one_rank(p, 0), zero_first;
+      std::vector<std::size_t> ragged, one_rank(p, 0), first_rank(p, 0), zero_first;
       for (std::size_t r = 0; r < p; ++r) ragged.push_back(r % 3 == 1 ? 0 : 17 * r + 5);
       one_rank[p - 1] = 300;  // everything on the last rank
+      first_rank[0] = 300;    // everything on the first (a halving keeps all of it, then none)
       for (std::size_t r = 0; r < p; ++r) zero_first.push_back(r == 0 ? 0 : r);
       layouts.push_back(ragged);
       layouts.push_back(one_rank);
+      layouts.push_back(first_rank);
       layouts.push_back(zero_first);
       int seed = 300;
       for (const auto& counts : layouts) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coll/collective_call.h"
+#include "coll/patterns/adjacent_fold.h"
 #include "coll/patterns/recursive_doubling.h"
 #include "coll/patterns/ring.h"
 
@@ -193,6 +194,46 @@ TEST(PowerOfTwoFold, DoublingGathersEveryBlock) {
       }
       EXPECT_EQ(owned, (BlockSpan{0, pof2}));
     }
+  }
+}
+
+TEST(AdjacentFold, PairsNeighboursAndVirtualRanksAnswerForContiguousBlocksInOrder) {
+  for (int size : kSizes) {
+    int pof2 = 1;
+    while (pof2 * 2 <= size) pof2 *= 2;
+    std::vector<int> real_of_virtual;
+    for (int r = 0; r < size; ++r) {
+      AdjacentFold fold(r, size);
+      EXPECT_EQ(fold.pof2(), pof2);
+      EXPECT_EQ(1 << fold.rounds(), pof2);
+      const int partner = fold.fold_partner();
+      if (partner >= 0) {
+        EXPECT_EQ(AdjacentFold(partner, size).fold_partner(), r)
+            << "size " << size << " rank " << r;
+        EXPECT_NE(fold.sits_out(), AdjacentFold(partner, size).sits_out());
+      }
+      if (fold.sits_out()) {
+        EXPECT_EQ(fold.virtual_rank(), -1);
+        continue;
+      }
+      EXPECT_EQ(fold.virtual_rank(), static_cast<int>(real_of_virtual.size()));
+      EXPECT_EQ(fold.real_rank(fold.virtual_rank()), r);
+      real_of_virtual.push_back(r);
+    }
+    ASSERT_EQ(static_cast<int>(real_of_virtual.size()), pof2) << "size " << size;
+    // Virtual rank v answers for its own real block and, when it took a rank in, that rank's;
+    // together the virtual ranks cover every block once, in order.
+    AdjacentFold any(0, size);
+    int next = 0;
+    for (int v = 0; v < pof2; ++v) {
+      BlockSpan blocks = any.real_blocks({v, v + 1});
+      EXPECT_EQ(blocks.first, next) << "size " << size << " virtual rank " << v;
+      EXPECT_EQ(blocks.last, real_of_virtual[v] + 1);
+      next = blocks.last;
+    }
+    EXPECT_EQ(next, size);
+    EXPECT_EQ(any.real_blocks({0, pof2}), (BlockSpan{0, size}));
+    EXPECT_EQ(any.real_blocks({1, 1}), (BlockSpan{0, 0}));
   }
 }
 

@@ -154,6 +154,19 @@ TEST(CostModel, HugeMessagesChooseBandwidthOptimalAlgorithms) {
   EXPECT_EQ(best_algorithm(OpKind::kAllGather, 1000, huge, kNet), kRing);
 }
 
+TEST(CostModel, ReduceScatterHalvesForSmallMessagesAndRingsForLargeOnes) {
+  const NetworkModel& net = selector_network_model();
+  for (int p : {4, 8, 6}) {
+    EXPECT_EQ(choose_over_network(OpKind::kReduceScatter, p, 1024, true, net), kRecursiveHalving)
+        << p;
+    // Halving receives each half whole before reducing it; the ring's segments overlap the two.
+    EXPECT_EQ(choose_over_network(OpKind::kReduceScatter, p, 256 * kMiB, true, net), kRing) << p;
+  }
+  // Two ranks: one exchange either way, and halving is the first candidate.
+  EXPECT_EQ(seconds(OpKind::kReduceScatter, kRecursiveHalving, 2, 1024),
+            seconds(OpKind::kReduceScatter, kRing, 2, 1024));
+}
+
 TEST(CostModel, FastestOfBreaksTiesTowardTheFirstCandidate) {
   // 2 ranks, one segment: Rabenseifner and the ring send and reduce the same.
   const Algorithm both[] = {kRabenseifner, kRing};
