@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
-#include <new>
 #include <optional>
 #include <utility>
 
