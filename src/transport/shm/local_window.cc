@@ -160,7 +160,7 @@ struct LocalWindow::Header {
   std::atomic<uint32_t> poisoned;  // 0, or 1 + the rank that poisoned it first
   uint32_t code;                   // its ErrorCode
   char reason[kReasonBytes];
-  // SlotStorePolicy's choices by op kind, written by member 0 now and then and read at every
+  // SlotStorePolicy's choices by kind of call, written by member 0 now and then and read at every
   // slot fill: a line of their own, apart from the words every eager call reads.
   alignas(64) std::atomic<uint32_t> streamed_classes[SlotStorePolicies::kKinds];
 };
