@@ -30,6 +30,7 @@ LocalWindow* Communicator::local_window(const OpInfo& info,
   options.rank = rank_;
   options.members = size();
   options.deadline = deadline;
+  options.interrupted = [this] { return collectives_broken(); };
   options.spin_us = world_->configured_spin_us();
   options.member_reads = util::setting_choice("WEFT_SHM_SINGLE_COPY") != "off";
   const std::string stores = util::setting_choice("WEFT_SHM_SLOT_STORES");
@@ -40,6 +41,10 @@ LocalWindow* Communicator::local_window(const OpInfo& info,
     window_ = LocalWindow::open(options);
   } catch (const Error& error) {
     if (error.code() == ErrorCode::kTimeout) fail_window_setup(options, info, error);
+    // The group failed while a member was still to come: its error, with the root cause.
+    if (error.code() == ErrorCode::kAborted && collectives_broken()) {
+      throw_if_collectives_broken(info);
+    }
     // A member's control block failed its checks (the window is poisoned): this call's context.
     if (error.code() == ErrorCode::kPeerFailure) {
       throw Error(ErrorCode::kPeerFailure, error.message(), context_for(info));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -31,6 +32,10 @@ constexpr uint32_t kPoisonBeingWritten = 0x80000000u;
 constexpr auto kPoisonWriteWait = std::chrono::milliseconds(200);
 // A sleeping waiter wakes this often to look for exits, aborts and poison.
 constexpr auto kCheckInterval = std::chrono::milliseconds(10);
+// The setup looks at the store after a pause that doubles from the first to the longest (each
+// look is a request to the store's server: not every 10 ms from every rank of a large job).
+constexpr auto kFirstSetupPause = std::chrono::microseconds(20);
+constexpr auto kSetupCheckInterval = std::chrono::microseconds(100'000);
 // Bounds of the adaptive spin (microseconds). When members outnumber the cores, a waiter's
 // spin yields the core to the member it waits for, and a futex sleep costs a wake-up on top of
 // the scheduler's delay, so the spin starts (and may grow) much longer.
@@ -288,6 +293,32 @@ uint8_t* LocalWindow::slot_of(int member, uint32_t round) const {
   return base + (static_cast<std::size_t>(member) * 2 + (round & 1)) * slot_bytes_;
 }
 
+namespace {
+
+// Waits until the store has `keys`, looking at it with a growing pause rather than blocking in
+// it, so that a failure of the group meanwhile ends the wait (a member that failed may never
+// come). Not with timed waits: a torch store's client is left unusable by a wait that timed out.
+void wait_for_keys(Store& store, const std::vector<std::string>& keys,
+                   const LocalWindowOptions& options) {
+  auto pause = kFirstSetupPause;
+  while (!store.check(keys)) {
+    if (options.interrupted && options.interrupted()) {
+      throw Error(ErrorCode::kAborted,
+                  "the group failed while its shared-memory window was set up");
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= options.deadline) {
+      store.wait(keys, time_left(options.deadline));  // its timeout, naming what it waited for
+      return;
+    }
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(pause, options.deadline - now));
+    pause = std::min<std::chrono::microseconds>(pause * 2, kSetupCheckInterval);
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options) {
   std::size_t slot_bytes = round_up(std::max<std::size_t>(options.slot_bytes, kPage), kPage);
   std::size_t total = round_up(sizeof(Header), kPage) +
@@ -321,7 +352,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
       store.set(segment_key, to_bytes("!" + problem));
     }
   } else {
-    store.wait({segment_key}, time_left(options.deadline));
+    wait_for_keys(store, {segment_key}, options);
     std::string value = to_string(store.get(segment_key));
     if (!value.empty() && value[0] == '!') {
       problem = "rank 0 could not make the segment: " + value.substr(1);
@@ -370,7 +401,7 @@ std::unique_ptr<LocalWindow> LocalWindow::open(const LocalWindowOptions& options
   for (int m = 0; m < options.members; ++m) {
     keys.push_back(options.key_prefix + "ready/" + std::to_string(m));
   }
-  store.wait(keys, time_left(options.deadline));
+  wait_for_keys(store, keys, options);
   std::vector<Bytes> answers = store.multi_get(keys);
   for (int m = 0; m < options.members; ++m) {
     std::string answer = to_string(answers[m]);

@@ -94,6 +94,9 @@ struct LocalWindowOptions {
   int members = 1;
   std::size_t slot_bytes = 1u << 20;
   std::chrono::steady_clock::time_point deadline;
+  // Asked while the setup waits for the other members: true ends it with kAborted (the group
+  // failed meanwhile, and a member may never come).
+  std::function<bool()> interrupted;
   int64_t spin_us = -1;  // < 0: adaptive
   // Whether members may copy straight out of each other's memory (WEFT_SHM_SINGLE_COPY).
   bool member_reads = true;
@@ -127,7 +130,8 @@ class LocalWindow {
  public:
   // Collective over the members (each calls it at the same collective). Returns null on every
   // member when any of them cannot map the segment (all agree through the store), after
-  // logging why. Throws kTimeout when a member never comes.
+  // logging why. Throws kTimeout when a member never comes, kAborted when options.interrupted
+  // said so first.
   static std::unique_ptr<LocalWindow> open(const LocalWindowOptions& options);
   // After open() timed out: the members that never joined the setup (each says so in the store
   // first thing), in ascending order.
