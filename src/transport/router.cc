@@ -409,12 +409,12 @@ void Router::log_paths() const {
       const Path* path = path_to(peer);
       const std::string address = peer_address(peer);
       std::string how =
-          !path ? std::string("no path")
-          : path->notices_departures()
-              ? std::string(path->name()) +
-                    (address.empty() ? " (its address read when first used)" : " at " + address)
-              // Its departure is noticed by another path: name where.
-              : std::string(path->name()) + " (same host; its TCP address " + address + ")";
+          !path             ? std::string("no path")
+          : address.empty() ? std::string(path->name()) + " (its address read when first used)"
+          : path->peer_address(peer).empty()
+              // The address errors name it by is another path's.
+              ? std::string(path->name()) + " (same host; its TCP address " + address + ")"
+              : std::string(path->name()) + " at " + address;
       return "rank " + std::to_string(rank_) + " reaches rank " + std::to_string(peer) +
              " through " + how;
     });

@@ -6,8 +6,9 @@
 // - Receives are posted here, never in a path: every path delivers what arrives into one
 //   Matcher, so a receive from anyone takes the first message from any path, and the order per
 //   (sender, context, tag) and mismatch detection hold whichever path a message took.
-// - A peer reached by a path that cannot notice its departure (shared memory) is watched by one
-//   that can (a TCP connection), from the first message to or from it. When any path reports a
+// - Every path in use today notices departures itself (TCP by its connections, shared memory by
+//   goodbyes in its rings and pidfds); a peer reached by a path that could not would be watched
+//   by one that can, from the first message to or from it. When any path reports a
 //   peer lost, every path first delivers what that peer sent, then stops sending to it; then
 //   what is pending with it fails, and a death is announced to every other peer before our own
 //   waiters wake (a waiter that gives up says goodbye, and the news must be ahead of it).
@@ -36,8 +37,9 @@ class Router : public Transport, public PathEvents {
   // Shuts down (2 s to flush).
   ~Router() override;
 
-  // In order of preference; a path that notices departures last (it says goodbye after the
-  // others have flushed: a peer drains what we queued when it hears we left). Before any post.
+  // In order of preference; a path that notices departures after any that cannot (it says
+  // goodbye after they have flushed: a peer drains what we queued when it hears we left).
+  // Before any post.
   void add_path(std::unique_ptr<Path> path);
 
   // --- Transport ---

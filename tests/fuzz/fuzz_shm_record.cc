@@ -53,8 +53,10 @@ Bytes ring_input(void (*write)(ShmRing&)) {
   return input;
 }
 
-void put_message(ShmRing& ring, uint32_t kind, uint64_t message_bytes, std::size_t extra) {
+void put_message(ShmRing& ring, uint32_t kind, uint64_t message_bytes, std::size_t extra,
+                 FrameKind frame = FrameKind::kData) {
   FrameHeader header;
+  header.kind = frame;
   header.source = kSender;
   header.bytes = message_bytes;
   uint8_t* body = ring.reserve(kind, kFrameHeaderBytes + extra);
@@ -66,6 +68,11 @@ void put_message(ShmRing& ring, uint32_t kind, uint64_t message_bytes, std::size
 void inline_and_offer(ShmRing& ring) {
   put_message(ring, kInlineRecord, 100, 100);
   put_message(ring, kOfferRecord, 1 << 20, sizeof(OfferBody));
+}
+
+void news(ShmRing& ring) {
+  put_message(ring, kNewsRecord, 40, 40, FrameKind::kPeerFailed);
+  put_message(ring, kNewsRecord, 12, 12, FrameKind::kContextAbort);
 }
 
 void chunks(ShmRing& ring) {
@@ -85,7 +92,7 @@ void padded(ShmRing& ring) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   weft::fuzz::write_seeds_if_asked(
-      {ring_input(inline_and_offer), ring_input(chunks), ring_input(padded)});
+      {ring_input(inline_and_offer), ring_input(chunks), ring_input(padded), ring_input(news)});
   return 0;
 }
 
@@ -119,6 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     sink = sink ^ checksum(decoded.payload, decoded.payload_bytes);
     if (record.kind == kOfferRecord && decoded.offer.slot >= kOfferSlots) std::abort();
+    if (record.kind == kNewsRecord && decoded.payload_bytes > kNewsTextBytes) std::abort();
     if (record.kind == kFirstChunkRecord) chunk_room = decoded.header.bytes;
     if (record.kind == kFirstChunkRecord || record.kind == kNextChunkRecord) {
       chunk_room -= decoded.payload_bytes;

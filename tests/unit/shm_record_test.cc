@@ -213,8 +213,48 @@ TEST(ShmRecord, RecordsAsTheTransportWritesThemDecode) {
   EXPECT_FALSE(fault_of(kNextChunkRecord, std::vector<uint8_t>(1000), limits(1000)));
 }
 
+// A news record as ShmPath writes it: a header of `kind` then the text.
+std::vector<uint8_t> news_body(FrameKind kind, const std::string& text, uint64_t claimed) {
+  FrameHeader header;
+  header.kind = kind;
+  header.source = 1;
+  header.tag = 2;
+  header.bytes = claimed;
+  std::vector<uint8_t> body(kFrameHeaderBytes + text.size());
+  encode(header, body.data());
+  std::memcpy(body.data() + kFrameHeaderBytes, text.data(), text.size());
+  return body;
+}
+
+TEST(ShmRecord, NewsOfADeathOrAnAbortDecodesWithItsText) {
+  for (FrameKind kind : {FrameKind::kPeerFailed, FrameKind::kContextAbort}) {
+    std::vector<uint8_t> body = news_body(kind, "rank 2 died", 11);
+    ShmRecord record = decode_shm_record(kNewsRecord, body.data(), body.size(), limits());
+    ASSERT_FALSE(record.fault) << record.fault.to_string();
+    EXPECT_EQ(record.header.kind, kind);
+    EXPECT_EQ(record.header.tag, 2u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(record.payload), record.payload_bytes),
+              "rank 2 died");
+  }
+}
+
+TEST(ShmRecord, NewsOfAnotherKindOrLengthIsAFault) {
+  std::vector<uint8_t> data = news_body(FrameKind::kData, "x", 1);
+  EXPECT_EQ(fault_of(kNewsRecord, data).to_string(), "news kind 1 (either 3 (a rank failed) or 4)");
+  std::vector<uint8_t> goodbye = news_body(FrameKind::kGoodbye, "", 0);
+  EXPECT_STREQ(fault_of(kNewsRecord, goodbye).field, "news kind");
+  std::vector<uint8_t> short_text = news_body(FrameKind::kPeerFailed, "abc", 4);
+  EXPECT_STREQ(fault_of(kNewsRecord, short_text).field, "news length");
+  std::string long_text(kNewsTextBytes + 1, 'y');
+  std::vector<uint8_t> too_long = news_body(FrameKind::kPeerFailed, long_text, long_text.size());
+  EXPECT_EQ(fault_of(kNewsRecord, too_long).to_string(), "news length 4097 (at most 4096)");
+  // A data record may not carry news, nor news a data header.
+  std::vector<uint8_t> as_data = news_body(FrameKind::kPeerFailed, "x", 1);
+  EXPECT_STREQ(fault_of(kInlineRecord, as_data).field, "frame kind");
+}
+
 TEST(ShmRecord, AnUnknownKindIsAFault) {
-  for (uint32_t kind : {0u, 5u, 99u, 0xfffffffeu}) {
+  for (uint32_t kind : {0u, 6u, 99u, 0xfffffffeu}) {
     RecordFault wrong = fault_of(kind, record_body(0, 0));
     ASSERT_TRUE(wrong) << kind;
     EXPECT_STREQ(wrong.field, "record kind");
@@ -285,7 +325,9 @@ struct Rank {
 };
 
 // `world` ranks of one process, each with TCP and shared memory, as bootstrap makes them.
-std::vector<Rank> make_ranks(int world) {
+// `tcp_unreachable`: every rank is told that port 1 is every other's TCP address, so that any
+// use of TCP between them fails at once.
+std::vector<Rank> make_ranks(int world, bool tcp_unreachable = false) {
   std::vector<Rank> ranks(world);
   std::vector<util::SocketAddress> addresses;
   std::vector<std::optional<MailboxAddress>> mailboxes;
@@ -302,6 +344,9 @@ std::vector<Rank> make_ranks(int world) {
         });
     addresses.push_back(ranks[rank].transport->listen_address());
     mailboxes.push_back(ranks[rank].shm->address());
+  }
+  if (tcp_unreachable) {
+    for (util::SocketAddress& address : addresses) address = util::resolve("127.0.0.1", 1);
   }
   for (Rank& rank : ranks) {
     rank.transport->set_peer_addresses(addresses);
@@ -356,7 +401,7 @@ TEST(ShmBuggyPeer, GarbageInARingFailsThatPeerNamingItAndTheRankGoesOn) {
   EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
   EXPECT_EQ(error.context().peer, 1) << error.what();
   EXPECT_NE(error.message().find("rank 1 wrote a record"), std::string::npos) << error.what();
-  EXPECT_NE(error.message().find("record kind 99 (from 1 to 4)"), std::string::npos)
+  EXPECT_NE(error.message().find("record kind 99 (from 1 to 5)"), std::string::npos)
       << error.what();
   // Rank 0 still talks to rank 2, both ways.
   Message from2 = post(rank0, Request::Kind::kRecv, 2, 8, 4096);
@@ -391,6 +436,63 @@ TEST(ShmBuggyPeer, ALengthPastTheRingFailsThatPeerNotTheRank) {
   EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
   EXPECT_EQ(error.context().peer, 1) << error.what();
   EXPECT_NE(error.message().find("record length 2147483647"), std::string::npos) << error.what();
+}
+
+// --- liveness and news without TCP -------------------------------------------------------------
+
+TEST(ShmLiveness, APeerThatShutsDownIsNoticedThroughSharedMemoryAlone) {
+  std::vector<Rank> ranks = make_ranks(2, /*tcp_unreachable=*/true);
+  Transport& rank0 = *ranks[0].transport;
+  Message waiting = post(rank0, Request::Kind::kRecv, 1, 7, 64);
+  // Were TCP asked to watch rank 1, its refused connection would fail the receive by now.
+  EXPECT_FALSE(waiting.request->wait(std::chrono::steady_clock::now() + 300ms, 0));
+  ranks[1].transport->shutdown(std::chrono::steady_clock::now() + 2s);
+  ASSERT_TRUE(finishes(waiting.request, rank0));
+  ASSERT_TRUE(waiting.request->failed());
+  const Error& error = *waiting.request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+  EXPECT_EQ(error.context().peer, 1) << error.what();
+  EXPECT_NE(error.message().find("rank 1 (pid "), std::string::npos) << error.what();
+  EXPECT_NE(error.message().find("has shut down"), std::string::npos) << error.what();
+}
+
+TEST(ShmLiveness, WhatAPeerSentBeforeItsGoodbyeIsStillDelivered) {
+  std::vector<Rank> ranks = make_ranks(2, /*tcp_unreachable=*/true);
+  Message sent = post(*ranks[1].transport, Request::Kind::kSend, 0, 5, 100);
+  ASSERT_TRUE(finishes(sent.request, *ranks[1].transport));
+  ranks[1].transport->shutdown(std::chrono::steady_clock::now() + 2s);
+  Message received = post(*ranks[0].transport, Request::Kind::kRecv, 1, 5, 100);
+  ASSERT_TRUE(finishes(received.request, *ranks[0].transport));
+  EXPECT_FALSE(received.request->failed()) << received.request->error()->what();
+}
+
+TEST(ShmLiveness, ADeathOneRankLearnsReachesItsSameHostPeersAsNews) {
+  std::vector<Rank> ranks = make_ranks(3, /*tcp_unreachable=*/true);
+  Message waiting = post(*ranks[0].transport, Request::Kind::kRecv, 2, 7, 64);
+  // Rank 1 learns that rank 2 died (as its TCP path or its own watch would report it).
+  ranks[1].transport->peer_lost(
+      2, std::make_shared<const Error>(ErrorCode::kPeerFailure, "rank 2 was struck by lightning"),
+      /*died=*/true);
+  ASSERT_TRUE(finishes(waiting.request, *ranks[0].transport));
+  ASSERT_TRUE(waiting.request->failed());
+  const Error& error = *waiting.request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+  EXPECT_NE(error.message().find("rank 2 was struck by lightning (reported by rank 1)"),
+            std::string::npos)
+      << error.what();
+}
+
+TEST(ShmLiveness, AnAbortedContextReachesSameHostPeersAsNews) {
+  std::vector<Rank> ranks = make_ranks(2, /*tcp_unreachable=*/true);
+  Message waiting = post(*ranks[0].transport, Request::Kind::kRecv, 1, 7, 64);
+  ranks[1].transport->abort_context(
+      kContext, std::make_shared<const Error>(ErrorCode::kAborted, "rank 1 gave up"));
+  ASSERT_TRUE(finishes(waiting.request, *ranks[0].transport));
+  ASSERT_TRUE(waiting.request->failed());
+  const Error& error = *waiting.request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kAborted) << error.what();
+  EXPECT_NE(error.message().find("rank 1 gave up (reported by rank 1)"), std::string::npos)
+      << error.what();
 }
 
 }  // namespace

@@ -14,6 +14,9 @@ namespace {
 
 constexpr std::size_t kChunkBytes = 32 << 10;
 constexpr auto kProgressTick = std::chrono::milliseconds(50);
+// How often the progress thread asks whether watched peers' processes still run (a system call
+// per peer); goodbyes, a word in shared memory, are read at every turn.
+constexpr auto kDepartureCheck = std::chrono::milliseconds(10);
 
 uint64_t offer_word(uint32_t generation, OfferState state) {
   return (uint64_t{generation} << 2) | static_cast<uint64_t>(state);
@@ -28,7 +31,11 @@ std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::str
 }  // namespace
 
 ShmPath::ShmPath(const ShmPathOptions& options, PathEvents& events)
-    : options_(options), events_(events) {
+    : options_(options),
+      events_(events),
+      watched_(new std::atomic<bool>[options.world_size]()),
+      processes_(options.world_size),
+      departed_(options.world_size, 0) {
   mailbox_ = Mailbox::create(options.world_size, options.ring_capacity, options.job_token);
   for (int peer = 0; peer < options.world_size; ++peer) {
     outbound_.push_back(std::make_unique<Outbound>());
@@ -60,6 +67,7 @@ void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& 
       util::MutexLock lock(out.mutex);
       out.ring = out.mailbox.ring(options_.rank);
     }
+    processes_[peer] = ProcessWatch(address.pid);
     // Published last: a thread that sees it may use the mailbox and the ring.
     out.reachable.store(true, std::memory_order_release);
     over_shm += " " + std::to_string(peer);
@@ -101,8 +109,17 @@ void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& 
 // Sending
 // ------------------------------------------------------------------------------------------
 
+bool ShmPath::watch(int peer) {
+  if (!reaches(peer)) return false;
+  if (!watched_[peer].load(std::memory_order_relaxed)) {
+    watched_[peer].store(true, std::memory_order_relaxed);
+  }
+  return true;
+}
+
 void ShmPath::post_send(const RequestPtr& request) {
   int peer = request->peer;
+  watch(peer);
   Outbound& out = *outbound_[peer];
   util::UniqueLock lock(out.mutex);
   if (out.failure || stopping_.load()) {
@@ -152,6 +169,16 @@ bool ShmPath::flush_locked(int peer, Outbound& out) {
 }
 
 bool ShmPath::write_send(int peer, Outbound& out, PendingSend& send) {
+  if (send.news) {
+    uint8_t* body = out.ring.reserve(kNewsRecord, kFrameHeaderBytes + send.owned.size());
+    if (!body) return false;
+    encode(*send.news, body);
+    if (!send.owned.empty()) {
+      std::memcpy(body + kFrameHeaderBytes, send.owned.data(), send.owned.size());
+    }
+    out.ring.commit();
+    return true;
+  }
   Request* request = send.request.get();
   std::size_t bytes = request ? request->bytes : send.owned.size();
   const uint8_t* payload =
@@ -295,6 +322,10 @@ bool ShmPath::drain_locked(int peer, Inbound& in) {
     in.ring.pop();
     moved = true;
   }
+  // A peer that writes to us is one whose departure matters.
+  if (moved && !watched_[peer].load(std::memory_order_relaxed)) {
+    watched_[peer].store(true, std::memory_order_relaxed);
+  }
   if (in.ring.fault()) {
     in.broken_because =
         "wrote positions or lengths no weft rank writes into its shared-memory "
@@ -342,6 +373,14 @@ bool ShmPath::handle_record(int peer, Inbound& in, const ShmRing::Record& record
         }
         take_offer(peer, decoded.header, decoded.offer);
         return true;
+      case kNewsRecord: {
+        util::MutexLock lock(news_mutex_);
+        news_.push_back(ReadNews{
+            peer, decoded.header,
+            std::string(reinterpret_cast<const char*>(decoded.payload), decoded.payload_bytes)});
+        has_news_.store(true, std::memory_order_release);
+        return true;
+      }
       case kFirstChunkRecord:
         in.assembling = decoded.header;
         in.assembled = pool_.take(in.assembling.bytes, in.assembled_capacity);
@@ -423,6 +462,107 @@ void ShmPath::fail_broken_ring_for(int peer) {
   fail_broken_peer(peer, what);
 }
 
+// ------------------------------------------------------------------------------------------
+// News and departures
+// ------------------------------------------------------------------------------------------
+
+void ShmPath::announce_death(int peer, const std::string& text) {
+  FrameHeader header;
+  header.kind = FrameKind::kPeerFailed;
+  header.tag = static_cast<uint64_t>(peer);
+  announce(peer, header, text);
+}
+
+void ShmPath::announce_abort(uint64_t context, const std::string& text) {
+  FrameHeader header;
+  header.kind = FrameKind::kContextAbort;
+  header.context = context;
+  announce(-1, header, text);
+}
+
+void ShmPath::announce(int skipped_peer, const FrameHeader& header, const std::string& text) {
+  const std::size_t bytes = std::min(text.size(), kNewsTextBytes);
+  for (int peer : local_peers_) {
+    Outbound& out = *outbound_[peer];
+    if (peer == skipped_peer || !out.reachable.load(std::memory_order_acquire)) continue;
+    PendingSend send;
+    send.news = header;
+    send.news->source = static_cast<uint32_t>(options_.rank);
+    send.news->bytes = bytes;
+    send.owned.assign(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bytes));
+    util::MutexLock lock(out.mutex);
+    if (out.failure || stopping_.load()) continue;
+    out.queue.push_back(std::move(send));
+    unfinished_sends_.fetch_add(1, std::memory_order_relaxed);
+    flush_locked(peer, out);
+  }
+}
+
+void ShmPath::report_news() {
+  std::vector<ReadNews> news;
+  {
+    util::MutexLock lock(news_mutex_);
+    news.swap(news_);
+    has_news_.store(false, std::memory_order_relaxed);
+  }
+  for (const ReadNews& item : news) {
+    const std::string reported =
+        item.text + " (reported by rank " + std::to_string(item.from) + ")";
+    if (item.header.kind == FrameKind::kContextAbort) {
+      events_.context_aborted(item.header.context,
+                              std::make_shared<const Error>(ErrorCode::kAborted, reported));
+      continue;
+    }
+    const uint64_t failed = item.header.tag;
+    if (failed >= static_cast<uint64_t>(options_.world_size) ||
+        failed == static_cast<uint64_t>(options_.rank)) {
+      continue;
+    }
+    const int rank = static_cast<int>(failed);
+    events_.peer_lost(rank, peer_error(rank, ErrorCode::kPeerFailure, reported), /*died=*/true);
+  }
+}
+
+void ShmPath::check_departures() {
+  const auto now = std::chrono::steady_clock::now();
+  const bool look_at_processes = now - last_departure_check_ >= kDepartureCheck;
+  if (look_at_processes) last_departure_check_ = now;
+  std::vector<std::pair<int, bool>> departures;  // peer, died
+  for (int peer : local_peers_) {
+    if (departed_[peer] || !watched_[peer].load(std::memory_order_relaxed)) continue;
+    const RingControl& ours = inbound_[peer]->ring.control();
+    if (ours.sender_left.load(std::memory_order_acquire)) {
+      departures.emplace_back(peer, false);
+    } else if (look_at_processes && processes_[peer].exited()) {
+      // It may have said goodbye just before it exited.
+      departures.emplace_back(peer, !ours.sender_left.load(std::memory_order_acquire));
+    }
+  }
+  if (departures.empty()) return;
+  // What the others wrote first goes first: a peer often leaves because of news (an abort, a
+  // death) that reached us too, and our waiters must fail with that cause, not with its leaving.
+  for (int peer : local_peers_) drain_from(peer);
+  if (has_news_.load(std::memory_order_acquire)) report_news();
+  for (const auto& [peer, died] : departures) report_departure(peer, died);
+}
+
+void ShmPath::report_departure(int peer, bool died) {
+  departed_[peer] = 1;
+  const std::string who = "rank " + std::to_string(peer) + " (pid " +
+                          std::to_string(processes_[peer].pid()) + ", this host)";
+  std::shared_ptr<const Error> error =
+      died
+          ? peer_error(peer, ErrorCode::kPeerFailure,
+                       who + " exited without shutting down: the process died or was killed")
+          : std::make_shared<const Error>(
+                ErrorCode::kPeerFailure, who + " has shut down; operations with it cannot complete",
+                ErrorContext{.peer = peer},
+                // A rank usually shuts down early because another died: keep that cause.
+                events_.first_death());
+  if (died) util::log_error(util::Subsys::kShm, [&] { return error->what(); });
+  events_.peer_lost(peer, error, died);
+}
+
 void ShmPath::fail_broken_peer(int peer, const std::string& what) {
   std::string message = "rank " + std::to_string(peer) + " " + what + "; rank " +
                         std::to_string(options_.rank) + " no longer reads it";
@@ -458,6 +598,7 @@ bool ShmPath::progress() {
     }
   }
   if (sending) moved |= complete_offers(/*wait_for_lock=*/false);
+  if (has_news_.load(std::memory_order_acquire)) report_news();
   return moved;
 }
 
@@ -488,6 +629,7 @@ void ShmPath::stop_polling(const Request* waited_for) {
 void ShmPath::run_progress() {
   MailboxHeader& header = mailbox_.header();
   while (!stopping_.load()) {
+    check_departures();
     if (progress()) continue;
     uint32_t seen = header.doorbell.load(std::memory_order_seq_cst);
     header.sleeping.store(1, std::memory_order_seq_cst);
@@ -561,6 +703,16 @@ void ShmPath::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   };
   while (!idle() && std::chrono::steady_clock::now() < flush_deadline) {
     if (!progress()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  // Goodbye: after our last record in each ring, so that a peer that reads it has them all.
+  for (int peer : local_peers_) {
+    Outbound& out = *outbound_[peer];
+    if (!out.reachable.load(std::memory_order_acquire)) continue;
+    {
+      util::MutexLock lock(out.mutex);
+      out.ring.control().sender_left.store(1, std::memory_order_release);
+    }
+    out.mailbox.wake();
   }
   mailbox_.wake();
   if (progress_thread_.joinable()) progress_thread_.join();

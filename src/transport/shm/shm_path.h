@@ -13,14 +13,20 @@
 // stop_polling); a progress thread per rank, asleep on the mailbox's futex unless woken,
 // moves messages along when nobody polls. Arrived messages go to the Router (PathEvents), which
 // matches them with posted receives (receives are never posted here).
-// Failures: a peer's death or departure is noticed elsewhere (the Router has a path that
-// notices departures, TCP, watch every peer we talk to); drain_from() then delivers what it
-// had sent and drop_peer() hands back what we still have queued for it. A peer that writes
+// Liveness: this path notices a same-host peer's departure itself, from the moment the Router
+// asks it to watch the peer or a message goes either way: a peer that shuts down cleanly says
+// goodbye in the ring it writes to us (RingControl::sender_left, after its last record); a peer
+// whose process ends without that died (a pidfd, process_watch.h; ranks that are threads of one
+// process only ever leave). The progress thread looks every kDepartureCheck, and at each wake-up.
+// What the Router learns that every rank must know (a death, an aborted context) travels to the
+// other ranks of this host as news records in the rings (shm_record.h), so that same-host peers
+// need no TCP connection at all. drain_from() delivers what a lost peer had sent and
+// drop_peer() hands back what we still have queued for it. A peer that writes
 // what no weft rank writes in a ring (a length past the ring, an unknown kind, a slot out of
 // range: shm_record.h, ring_record.h) is reported lost (PathEvents::peer_lost), naming the
 // field, the value and the limit; its ring is not read again.
 // Thread-safety: every public method is thread-safe. Lock order: a peer's inbound lock, then
-// the Router's; a peer's outbound lock, then the offers lock.
+// the Router's or the news lock; a peer's outbound lock, then the offers lock.
 #pragma once
 
 #include <atomic>
@@ -36,6 +42,7 @@
 #include "transport/path.h"
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
+#include "transport/shm/process_watch.h"
 #include "transport/shm/shm_record.h"
 #include "util/mutex.h"
 
@@ -73,7 +80,9 @@ class ShmPath final : public Path {
            outbound_[peer]->reachable.load(std::memory_order_acquire);
   }
 
-  bool notices_departures() const override { return false; }
+  bool notices_departures() const override { return true; }
+  // Watches a peer this path reaches (every same-host peer we talk to is watched anyway).
+  bool watch(int peer) override;
 
   bool has_local_peers() const { return !local_peers_.empty(); }
   // The ranks of this host are no more than its cores.
@@ -101,7 +110,12 @@ class ShmPath final : public Path {
   void drop_peer(int peer, const std::shared_ptr<const Error>& why,
                  std::vector<RequestPtr>& victims) override;
 
-  // Writes what is queued (until the deadline), stops the progress thread, fails the rest.
+  // News for every watched same-host peer but `peer` (a news record in its ring).
+  void announce_death(int peer, const std::string& text) override;
+  void announce_abort(uint64_t context, const std::string& text) override;
+
+  // Writes what is queued (until the deadline), says goodbye in every ring it writes, stops the
+  // progress thread, fails the rest.
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
  private:
@@ -110,6 +124,14 @@ class ShmPath final : public Path {
     std::size_t written = 0;
     bool started = false;
     std::vector<uint8_t> owned;
+    // A news record (no request): this header, and `owned` as its text.
+    std::optional<FrameHeader> news;
+  };
+  // News read from a ring, reported once no lock of ours is held.
+  struct ReadNews {
+    int from = 0;
+    FrameHeader header;
+    std::string text;
   };
   struct Outbound {
     util::Mutex mutex;
@@ -160,6 +182,12 @@ class ShmPath final : public Path {
   bool handle_record(int peer, Inbound& in, const ShmRing::Record& record) WEFT_REQUIRES(in.mutex);
   void deliver_copy(const FrameHeader& header, const uint8_t* payload);
   void take_offer(int peer, const FrameHeader& header, const OfferBody& offer);
+  // --- news and departures (no lock of ours held) ---
+  void announce(int skipped_peer, const FrameHeader& header, const std::string& text);
+  void report_news() WEFT_EXCLUDES(news_mutex_);
+  // Reports each watched peer that said goodbye, or whose process ended, once.
+  void check_departures();
+  void report_departure(int peer, bool died);
   // --- a peer that broke a ring (no lock of ours held) ---
   void fail_broken_ring_from(int peer);
   void fail_broken_ring_for(int peer);
@@ -184,6 +212,16 @@ class ShmPath final : public Path {
   std::vector<Offer> offers_ WEFT_GUARDED_BY(offers_mutex_);
   std::vector<int> free_slots_ WEFT_GUARDED_BY(offers_mutex_);
   uint32_t generations_[kOfferSlots] WEFT_GUARDED_BY(offers_mutex_) = {};
+
+  // By world rank: which peers' departures matter to us, and whose were reported.
+  std::unique_ptr<std::atomic<bool>[]> watched_;
+  std::vector<ProcessWatch> processes_;
+  std::vector<char> departed_;                                  // the progress thread's
+  std::chrono::steady_clock::time_point last_departure_check_;  // the progress thread's
+
+  util::Mutex news_mutex_;
+  std::vector<ReadNews> news_ WEFT_GUARDED_BY(news_mutex_);
+  std::atomic<bool> has_news_{false};
 
   std::atomic<bool> stopping_{false};
   std::thread progress_thread_;

@@ -8,6 +8,9 @@
 //   kOfferRecord       FrameHeader, OfferBody: the receiver reads the payload from the sender
 //   kFirstChunkRecord  FrameHeader, then the payload's first bytes
 //   kNextChunkRecord   more of the payload of the message being copied through in chunks
+//   kNewsRecord        FrameHeader of kind kPeerFailed (tag: the rank) or kContextAbort
+//                      (context), then the reason's text: what the sender learnt that every
+//                      rank must know
 #pragma once
 
 #include <cstddef>
@@ -24,8 +27,11 @@ enum ShmRecordKind : uint32_t {
   kOfferRecord = 2,
   kFirstChunkRecord = 3,
   kNextChunkRecord = 4,
+  kNewsRecord = 5,
 };
-inline constexpr uint32_t kLastShmRecordKind = kNextChunkRecord;
+inline constexpr uint32_t kLastShmRecordKind = kNewsRecord;
+// The longest reason a news record carries (a writer cuts a longer one).
+inline constexpr std::size_t kNewsTextBytes = 4096;
 
 struct OfferBody {
   uint64_t address;  // the payload in the sender's address space
@@ -51,7 +57,11 @@ struct ShmRecord {
 
 namespace shm_record_detail {
 
-inline RecordFault check_frame(const uint8_t* body, std::size_t bytes, uint32_t sender,
+inline bool is_news(FrameKind kind) {
+  return kind == FrameKind::kPeerFailed || kind == FrameKind::kContextAbort;
+}
+
+inline RecordFault check_frame(const uint8_t* body, std::size_t bytes, uint32_t sender, bool news,
                                FrameHeader* header) {
   if (bytes < kFrameHeaderBytes) {
     return record_fault("record length", bytes, "at least", kFrameHeaderBytes);
@@ -65,7 +75,13 @@ inline RecordFault check_frame(const uint8_t* body, std::size_t bytes, uint32_t 
     return record_fault("frame version", version, "exactly", kProtocolVersion);
   }
   *header = decode(body);
-  if (header->kind != FrameKind::kData) {
+  if (news) {
+    if (!is_news(header->kind)) {
+      return record_fault("news kind", static_cast<uint64_t>(header->kind),
+                          "either 3 (a rank failed) or",
+                          static_cast<uint64_t>(FrameKind::kContextAbort));
+    }
+  } else if (header->kind != FrameKind::kData) {
     return record_fault("frame kind", static_cast<uint64_t>(header->kind), "exactly",
                         static_cast<uint64_t>(FrameKind::kData));
   }
@@ -102,7 +118,8 @@ inline ShmRecord decode_shm_record(uint32_t kind, const uint8_t* body, std::size
         "record kind", kind, "while a message in chunks is unfinished, exactly", kNextChunkRecord);
     return record;
   }
-  record.fault = shm_record_detail::check_frame(body, bytes, limits.sender, &record.header);
+  record.fault = shm_record_detail::check_frame(body, bytes, limits.sender, kind == kNewsRecord,
+                                                &record.header);
   if (record.fault) return record;
   record.payload = body + kFrameHeaderBytes;
   record.payload_bytes = bytes - kFrameHeaderBytes;
@@ -128,6 +145,14 @@ inline ShmRecord decode_shm_record(uint32_t kind, const uint8_t* body, std::size
       } else if (record.offer.generation > kLargestOfferGeneration) {
         record.fault = record_fault("offer generation", record.offer.generation, "at most",
                                     kLargestOfferGeneration);
+      }
+      break;
+    case kNewsRecord:
+      if (message > kNewsTextBytes) {
+        record.fault = record_fault("news length", message, "at most", kNewsTextBytes);
+      } else if (message != record.payload_bytes) {
+        record.fault = record_fault("news length", message, "exactly (the record's payload)",
+                                    record.payload_bytes);
       }
       break;
     default:  // kFirstChunkRecord

@@ -26,6 +26,9 @@ struct alignas(64) RingControl {
   // Producer's line.
   alignas(64) std::atomic<uint64_t> tail{0};
   std::atomic<uint32_t> producer_waiting{0};  // the sender has sends queued for lack of room
+  // The sender shut down cleanly after its last record (its goodbye): set after that record's
+  // tail, so a receiver that sees it has every record the sender will ever write.
+  std::atomic<uint32_t> sender_left{0};
   // Consumer's line.
   alignas(64) std::atomic<uint64_t> head{0};
   std::atomic<uint32_t> receiver_can_pull{0};  // the receiver reads the sender's memory (CMA)
