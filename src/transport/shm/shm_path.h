@@ -17,7 +17,8 @@
 // asks it to watch the peer or a message goes either way: a peer that shuts down cleanly says
 // goodbye in the ring it writes to us (RingControl::sender_left, after its last record); a peer
 // whose process ends without that died (a pidfd, process_watch.h; ranks that are threads of one
-// process only ever leave). The progress thread looks every kDepartureCheck, and at each wake-up.
+// process only ever leave). The progress thread looks at every turn of its loop: goodbyes each
+// time, processes at most every kDepartureCheck (asleep, it turns every kProgressTick at least).
 // What the Router learns that every rank must know (a death, an aborted context) travels to the
 // other ranks of this host as news records in the rings (shm_record.h), so that same-host peers
 // need no TCP connection at all. drain_from() delivers what a lost peer had sent and
