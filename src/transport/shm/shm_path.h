@@ -111,7 +111,7 @@ class ShmPath final : public Path {
   void drop_peer(int peer, const std::shared_ptr<const Error>& why,
                  std::vector<RequestPtr>& victims) override;
 
-  // News for every watched same-host peer but `peer` (a news record in its ring).
+  // News for every same-host peer this path reaches but `peer` (a news record in its ring).
   void announce_death(int peer, const std::string& text) override;
   void announce_abort(uint64_t context, const std::string& text) override;
 
