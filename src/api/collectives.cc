@@ -114,7 +114,18 @@ inline coll::Algorithm pick(const core::Communicator& comm, core::OpKind collect
       coll::runs_shm_unforced(collective, comm.single_host())) {
     return coll::Algorithm::kShm;
   }
-  return ask_selector(comm, collective, bytes, options, equal_blocks);
+  // Without the call's own option, the answer depends on the shape of the call alone.
+  static_assert(core::kOpKindCount <= 32, "the shape gives the kind 5 bits");
+  constexpr uint64_t kLargestRemembered = util::ChoiceMemo::kMaxKey >> 6;
+  if (!options.algorithm.empty() || bytes > kLargestRemembered) {
+    return ask_selector(comm, collective, bytes, options, equal_blocks);
+  }
+  const uint64_t shape = static_cast<uint64_t>(bytes) << 6 |
+                         static_cast<uint64_t>(collective) << 1 | (equal_blocks ? 1 : 0);
+  if (auto known = comm.selection_memo().find(shape)) return static_cast<coll::Algorithm>(*known);
+  coll::Algorithm chosen = ask_selector(comm, collective, bytes, options, equal_blocks);
+  comm.selection_memo().remember(shape, static_cast<uint8_t>(chosen));
+  return chosen;
 }
 
 // A private copy of this rank's contribution, scaled for PREMUL_SUM.

@@ -56,6 +56,11 @@ class CollectiveCall {
                  int recv_peer, void* recv_data, std::size_t recv_bytes);
   void send(int peer, uint32_t step, const void* data, std::size_t bytes);
   void recv(int peer, uint32_t step, void* data, std::size_t bytes);
+  // memcpy for a rank's own block while `in_flight` travels: in pieces, moving the requests
+  // along between them, so that a large copy does not leave a socket unread and unwritten
+  // meanwhile (the peer's bytes would stop at the socket buffers). Waits for none of them.
+  void copy_while_in_flight(void* to, const void* from, std::size_t bytes,
+                            const std::vector<core::RequestPtr>& in_flight);
 
   // The same call run on another group (a host group of this one, for hierarchical
   // algorithms): same name, signature, deadline and segment size, that group's next sequence

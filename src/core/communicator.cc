@@ -58,8 +58,9 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
     layout_.host_of.push_back(index);
     layout_.members[index].push_back(group_rank);
   }
-  single_host_ =
-      size() > 1 && layout_.hosts() == 1 && util::setting_choice("WEFT_TRANSPORT") != "tcp";
+  const bool shm_allowed = util::setting_choice("WEFT_TRANSPORT") != "tcp";
+  single_host_ = size() > 1 && layout_.hosts() == 1 && shm_allowed;
+  spans_hosts_with_neighbours_ = shm_allowed && layout_.hosts() > 1 && layout_.largest_host() > 1;
   algorithm_setting_ = util::setting_string("WEFT_ALGO");
   network_settings_ = util::read_network_settings();
 }
@@ -68,14 +69,6 @@ int HostLayout::largest_host() const {
   std::size_t largest = 0;
   for (const auto& host : members) largest = std::max(largest, host.size());
   return static_cast<int>(largest);
-}
-
-bool Communicator::spans_hosts_with_neighbours() const {
-  if (layout_.hosts() < 2 || util::setting_choice("WEFT_TRANSPORT") == "tcp") return false;
-  for (const auto& members : layout_.members) {
-    if (members.size() > 1) return true;
-  }
-  return false;
 }
 
 HostGroups& Communicator::host_groups() {
@@ -140,6 +133,10 @@ transport::RequestPtr Communicator::post_recv(Channel channel, int peer, uint64_
 
 std::chrono::steady_clock::time_point Communicator::deadline_from_now() const {
   return util::deadline_after(timeout_);
+}
+
+void Communicator::progress(transport::Request& request) {
+  if (!request.done()) world_->transport().poll(request);
 }
 
 void Communicator::cancel(Request& request, std::shared_ptr<const Error> reason) {

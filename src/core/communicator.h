@@ -21,6 +21,7 @@
 #include "core/world.h"
 #include "transport/request.h"
 #include "transport/shm/local_window.h"
+#include "util/choice_memo.h"
 #include "util/mutex.h"
 #include "util/network_settings.h"
 #include "weft/buffer.h"
@@ -106,6 +107,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void wait(transport::Request& request, const OpInfo& info,
             std::chrono::steady_clock::time_point deadline);
   std::chrono::steady_clock::time_point deadline_from_now() const;
+  // Moves the request along as a wait's poll would, without waiting: for a caller that has
+  // work of its own to do while the request is in flight.
+  void progress(transport::Request& request);
   // Withdraws a pending request so that its buffer is no longer touched.
   void cancel(Request& request, std::shared_ptr<const Error> reason);
 
@@ -149,8 +153,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   const util::NetworkSettings& network_settings() const { return network_settings_; }
   const HostLayout& host_layout() const { return layout_; }
   // Whether hierarchical algorithms help: several hosts, one of them with several members, and
-  // shared memory allowed.
-  bool spans_hosts_with_neighbours() const;
+  // shared memory allowed (WEFT_TRANSPORT as it was when the group was made).
+  bool spans_hosts_with_neighbours() const { return spans_hosts_with_neighbours_; }
+  // The algorithms the selector chose for this group, by shape of call: it answers the same for
+  // the same shape, and pricing every candidate on each call is a visible part of a small
+  // collective's cost.
+  util::ChoiceMemo& selection_memo() const { return selection_memo_; }
   // The host split of this group, made at the first call (every member makes that call at the
   // same collective; the contexts are derived from this group's, not drawn from a counter, so
   // a concurrent new_group cannot shift them).
@@ -301,7 +309,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // the healthy path of every collective checks it instead of taking the lock twice.
   std::atomic<bool> troubled_{false};
   bool single_host_ = false;
+  bool spans_hosts_with_neighbours_ = false;
   std::string algorithm_setting_;
+  mutable util::ChoiceMemo selection_memo_;
   util::NetworkSettings network_settings_;
   util::Mutex window_mutex_;
   bool window_opened_ WEFT_GUARDED_BY(window_mutex_) = false;

@@ -304,6 +304,34 @@ TEST_P(Collectives, AllToAllEqualSplitAndList) {
   });
 }
 
+// A rank's own block is copied in pieces while the exchanges travel
+// (CollectiveCall::copy_while_in_flight): a block of a few pieces and a ragged end.
+TEST_P(Collectives, OwnBlocksLargerThanACopyPieceLandWhole) {
+  int world = GetParam();
+  run_ranks(world, [world](ProcessGroup& group) {
+    const int me = group.rank();
+    const std::size_t block = 150001;  // int32s: 600004 bytes, past one 512 KiB piece
+    auto value = [](int from, int to, std::size_t i) {
+      return from * 7919 + to * 31 + int(i % 9973);
+    };
+    std::vector<int32_t> mine(block);
+    for (std::size_t i = 0; i < block; ++i) mine[i] = value(me, 0, i);
+    std::vector<int32_t> all(block * world, -1);
+    group.all_gather(ConstBufferView(mine), BufferView(all), {"ring", 0});
+    for (int r = 0; r < world; ++r) {
+      for (std::size_t i = 0; i < block; ++i) ASSERT_EQ(all[r * block + i], value(r, 0, i));
+    }
+    std::vector<int32_t> input(block * world), output(block * world, -1);
+    for (int r = 0; r < world; ++r) {
+      for (std::size_t i = 0; i < block; ++i) input[r * block + i] = value(me, r, i);
+    }
+    group.all_to_all(ConstBufferView(input), BufferView(output), {}, {}, {"pairwise", 0});
+    for (int r = 0; r < world; ++r) {
+      for (std::size_t i = 0; i < block; ++i) ASSERT_EQ(output[r * block + i], value(r, me, i));
+    }
+  });
+}
+
 TEST_P(Collectives, BarrierHoldsEveryoneUntilTheLastArrives) {
   int world = GetParam();
   auto arrived = std::make_shared<std::atomic<int>>(0);

@@ -31,7 +31,7 @@ void ring_all_gather(CollectiveCall& call, const void* input, void* output,
     first.push_back(call.isend(right, 0, input, byte_counts[rank]));
   }
   if (!in_place && byte_counts[rank] > 0) {
-    std::memcpy(out + offsets[rank], input, byte_counts[rank]);
+    call.copy_while_in_flight(out + offsets[rank], input, byte_counts[rank], first);
   }
   call.wait_all(first);
   for (int k = 1; k < p - 1; ++k) {

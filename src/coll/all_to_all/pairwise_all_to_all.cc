@@ -32,9 +32,10 @@ void pairwise_all_to_all(CollectiveCall& call, const void* input,
   const auto* in = static_cast<const unsigned char*>(input);
   auto* out = static_cast<unsigned char*>(output);
   // Our own block is copied once the first exchanges are posted: while they are on their way.
-  auto copy_own_block = [&] {
+  auto copy_own_block = [&](const std::vector<CollectiveCall::RequestPtr>& in_flight) {
     if (send_bytes[rank] > 0) {
-      std::memcpy(out + recv_offsets[rank], in + send_offsets[rank], send_bytes[rank]);
+      call.copy_while_in_flight(out + recv_offsets[rank], in + send_offsets[rank], send_bytes[rank],
+                                in_flight);
     }
   };
   std::size_t total = 0;
@@ -56,11 +57,11 @@ void pairwise_all_to_all(CollectiveCall& call, const void* input,
             call.isend(to, static_cast<uint32_t>(k), in + send_offsets[to], send_bytes[to]));
       }
     }
-    copy_own_block();
+    copy_own_block(requests);
     call.wait_all(requests);
     return;
   }
-  if (p == 1) copy_own_block();
+  if (p == 1) copy_own_block({});
   for (int k = 1; k < p; ++k) {
     const int to = (rank + k) % p, from = (rank - k + p) % p;
     if (k == 1) {
@@ -71,7 +72,7 @@ void pairwise_all_to_all(CollectiveCall& call, const void* input,
       if (send_bytes[to] > 0) {
         step.push_back(call.isend(to, 1, in + send_offsets[to], send_bytes[to]));
       }
-      copy_own_block();
+      copy_own_block(step);
       call.wait_all(step);
       continue;
     }

@@ -630,8 +630,9 @@ bool TcpPath::read_rest_of_large_payload(TcpConnection* connection, std::string*
   // as its kernel has copied them, microseconds away. Going back to epoll_wait would cost a
   // wake-up for each socket buffer's worth (the waiter sleeps: it polled for longer than its
   // spin before the message began); waiting here for them keeps the loop on the message until
-  // its end, or until the sender falls silent for kStreamIdle. Only that message: the loop has
-  // other connections to serve.
+  // its end, or until the sender falls silent for kStreamIdle. Only that message, and what we
+  // have queued for any peer: an exchange sends while it receives, and the peer's bytes may wait
+  // on ours (its own loop is here too, reading).
   uint64_t left = connection->payload_left;
   auto last_bytes = std::chrono::steady_clock::now();
   while (connection->state == ConnectionState::kReady && connection->in_payload &&
@@ -640,6 +641,7 @@ bool TcpPath::read_rest_of_large_payload(TcpConnection* connection, std::string*
     left = connection->payload_left;
     const uint64_t before = bytes_moved_here;
     if (!read_available(connection, why)) return false;
+    if (writers_waiting_.load(std::memory_order_relaxed) > 0) write_every_queue();
     auto now = std::chrono::steady_clock::now();
     if (bytes_moved_here != before) {
       last_bytes = now;
