@@ -49,6 +49,47 @@ UnexpectedMessage* Matcher::add_unexpected(const FrameHeader& header) {
   return &message;
 }
 
+UnexpectedMessage* Matcher::add_parked(const FrameHeader& header) {
+  if (spare_unexpected_.empty()) {
+    unexpected_.emplace_back();
+  } else {
+    unexpected_.splice(unexpected_.end(), spare_unexpected_, spare_unexpected_.begin());
+  }
+  UnexpectedMessage& message = unexpected_.back();
+  message.header = header;
+  message.parked = true;
+  ++parked_;
+  return &message;
+}
+
+void Matcher::unpark(UnexpectedMessage* message) {
+  std::size_t capacity = 0;
+  message->buffer = pool_.take(message->header.bytes, capacity);
+  message->capacity = capacity;
+  message->parked = false;
+  message->unpark_wanted = false;
+  --parked_;
+}
+
+bool Matcher::has_posted_from(int peer) const {
+  for (const RequestPtr& receive : posted_) {
+    if (receive->peer == peer || receive->peer == kAnyPeer) return true;
+  }
+  return false;
+}
+
+bool Matcher::want_parked_from(int peer) {
+  if (parked_ == 0) return false;
+  bool any = false;
+  for (UnexpectedMessage& message : unexpected_) {
+    if (message.parked && !message.claimed_by &&
+        (peer == kAnyPeer || static_cast<int>(message.header.source) == peer)) {
+      message.unpark_wanted = any = true;
+    }
+  }
+  return any;
+}
+
 UnexpectedMessage* Matcher::find_unexpected(const Request& receive) {
   for (UnexpectedMessage& message : unexpected_) {
     if (!message.claimed_by && matches(receive, message.header)) return &message;
@@ -59,7 +100,8 @@ UnexpectedMessage* Matcher::find_unexpected(const Request& receive) {
 void Matcher::erase_unexpected(UnexpectedMessage* message) {
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if (&*it == message) {
-      pool_.give_back(std::move(it->buffer), it->capacity);
+      if (it->parked) --parked_;
+      if (it->buffer) pool_.give_back(std::move(it->buffer), it->capacity);
       if (spare_unexpected_.size() < kSpareNodes) {
         *it = UnexpectedMessage{};
         spare_unexpected_.splice(spare_unexpected_.begin(), unexpected_, it);

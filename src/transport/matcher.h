@@ -1,7 +1,9 @@
 // Matcher — pairs incoming messages with posted receives (MPI's two queues).
 //
 // Posted receives wait in post order; messages that arrive first wait, in arrival order, in
-// pooled buffers ("unexpected" messages), possibly while their payload is still streaming in.
+// pooled buffers ("unexpected" messages), possibly while their payload is still streaming in,
+// or without a buffer while their payload is left in the sender's socket ("parked": a large
+// message that its receive, posted soon, can take straight into its own buffer).
 // The list nodes of both queues are kept for reuse (up to kSpareNodes each), so that matching a
 // message allocates nothing in the steady state.
 // Not thread-safe: the transport holds its lock around every call.
@@ -22,6 +24,10 @@ struct UnexpectedMessage {
   std::size_t capacity = 0;
   bool complete = false;  // the whole payload has arrived
   RequestPtr claimed_by;  // a receive posted while the payload was still arriving
+  bool parked = false;    // the payload waits in the socket: no buffer yet
+  // Parked, but a receive that it does not match was posted from its sender (or from anyone),
+  // which may wait for a message behind it: read it into a buffer after all.
+  bool unpark_wanted = false;
 };
 
 class Matcher {
@@ -33,6 +39,17 @@ class Matcher {
   // Queues a message nobody waits for yet; its buffer can hold header.bytes. Throws
   // std::bad_alloc, queuing nothing, when no such buffer can be had.
   UnexpectedMessage* add_unexpected(const FrameHeader& header);
+  // Queues a message nobody waits for yet whose payload stays where it is for now (parked).
+  UnexpectedMessage* add_parked(const FrameHeader& header);
+  // A parked message gets its buffer after all; throws std::bad_alloc (leaving it parked) when
+  // none can be had.
+  void unpark(UnexpectedMessage* message);
+  // Whether a posted receive waits for a message from `peer` (any receive from anyone counts).
+  bool has_posted_from(int peer) const;
+  // Marks the parked messages of `peer` (kAnyPeer: of everyone) that no receive claimed as
+  // unpark_wanted; returns whether there were any.
+  bool want_parked_from(int peer);
+  int parked() const { return parked_; }
   // The first unclaimed unexpected message matching the receive; null if none.
   UnexpectedMessage* find_unexpected(const Request& receive);
   void erase_unexpected(UnexpectedMessage* message);
@@ -65,6 +82,7 @@ class Matcher {
   BufferPool& pool_;
   std::list<RequestPtr> posted_;
   std::list<UnexpectedMessage> unexpected_;
+  int parked_ = 0;                                 // parked messages queued
   std::list<RequestPtr> spare_posted_;             // emptied nodes
   std::list<UnexpectedMessage> spare_unexpected_;  // reset nodes
 };

@@ -31,8 +31,11 @@ struct Arrival {
   RequestPtr receive;                       // its receive: read into receive->data
   UnexpectedMessage* unexpected = nullptr;  // nobody waits yet: read into unexpected->buffer
   bool no_room = false;                     // nobody waits and no buffer that large could be had
-  // Neither set and no_room false: the payload is read and dropped (its receive expected
-  // something else, and has failed with kMismatch).
+  // Nobody waits, and the payload is to stay in the socket for now: `unexpected` has no buffer
+  // (PathEvents::resume_arrival says when and where to read it).
+  bool parked = false;
+  // None of them set: the payload is read and dropped (its receive expected something else,
+  // and has failed with kMismatch).
 };
 
 // What a path tells the Router. Thread-safe; a path calls it with no lock of its own held that
@@ -44,13 +47,22 @@ class PathEvents {
   // Calls fill at most once, before returning; not at all when the message is dropped (its
   // receive expected something else: that receive fails with kMismatch).
   virtual void deliver(const FrameHeader& header, const PayloadFill& fill) = 0;
-  // A message whose payload will be read in place as it comes (TCP).
-  virtual Arrival begin_arrival(const FrameHeader& header) = 0;
+  // A message whose payload will be read in place as it comes (TCP). With `may_park` (a large
+  // payload, which a path can leave in its socket), a message that nobody waits for, while no
+  // receive from its sender is posted either, is parked: its receive, usually posted moments
+  // later, then takes the payload straight into its own buffer, with no copy through a buffer
+  // of ours, and a peer that runs ahead cannot make us hold its large messages.
+  virtual Arrival begin_arrival(const FrameHeader& header, bool may_park) = 0;
+  // Where the payload of a parked message goes now: into the receive that claimed it (or
+  // nowhere, when that receive did not fit it), or, when `give_up` or when a receive that may
+  // wait behind it was posted, into a buffer of its own; Arrival::parked while it is to stay.
+  virtual Arrival resume_arrival(UnexpectedMessage* message, bool give_up) = 0;
   // The whole payload of an unexpected message is in: a receive that claimed it meanwhile
   // completes now.
   virtual void finish_arrival(UnexpectedMessage* message) = 0;
-  // The payload of an unexpected message will never be complete (its connection ended).
-  virtual void abandon_arrival(UnexpectedMessage* message) = 0;
+  // The payload of an unexpected message (parked or not) will never be complete (its
+  // connection ended, `why`): a receive that claimed it fails with that.
+  virtual void abandon_arrival(UnexpectedMessage* message, std::shared_ptr<const Error> why) = 0;
   // The peer is gone: it `died` (or wrote what no weft rank writes), and every other rank is
   // told; or it left cleanly or refused us, and only what names it fails.
   virtual void peer_lost(int peer, std::shared_ptr<const Error> error, bool died) = 0;
@@ -99,6 +111,10 @@ class Path {
     (void)reason;
     return false;
   }
+
+  // A parked message of this path (PathEvents::begin_arrival) is wanted: a receive claimed it,
+  // or wants it out of the way. The path resumes it soon even when no thread polls it.
+  virtual void parked_message_wanted() {}
 
   // Progress on the calling thread, never blocking (Transport::poll). `waited_for` is the
   // request a thread waits on when this path carries it, else null (the path may still move

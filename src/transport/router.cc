@@ -108,6 +108,7 @@ void Router::post_recv(const RequestPtr& request) {
     return;
   }
   if (UnexpectedMessage* message = matcher_.find_unexpected(*request)) {
+    const bool parked = message->parked;
     if (auto error = check_fit(*request, message->header)) {
       // The message is consumed by the receive it was matched with, as in MPI.
       if (message->complete)
@@ -116,10 +117,13 @@ void Router::post_recv(const RequestPtr& request) {
         message->claimed_by = request;
       lock.unlock();
       request->fail(error);
+      if (parked) wake_parked();
       return;
     }
     if (!message->complete) {
       message->claimed_by = request;
+      lock.unlock();
+      if (parked) wake_parked();
       return;
     }
     if (message->header.bytes)
@@ -143,6 +147,15 @@ void Router::post_recv(const RequestPtr& request) {
     return;
   }
   matcher_.add_posted(request);
+  // What this receive waits for may come behind a parked payload of the same sender.
+  if (matcher_.want_parked_from(from)) {
+    lock.unlock();
+    wake_parked();
+  }
+}
+
+void Router::wake_parked() {
+  for (const std::unique_ptr<Path>& path : paths_) path->parked_message_wanted();
 }
 
 bool Router::cancel(Request& request, std::shared_ptr<const Error> reason) {
@@ -251,7 +264,7 @@ void Router::deliver(const FrameHeader& header, const PayloadFill& fill) {
   receive->complete();
 }
 
-Arrival Router::begin_arrival(const FrameHeader& header) {
+Arrival Router::begin_arrival(const FrameHeader& header, bool may_park) {
   Arrival arrival;
   RequestPtr conflicting;
   std::shared_ptr<const Error> mismatch;
@@ -260,6 +273,10 @@ Arrival Router::begin_arrival(const FrameHeader& header) {
     arrival.receive = matcher_.take_posted(header);
     if (arrival.receive) {
       mismatch = check_fit(*arrival.receive, header);
+    } else if (may_park && !matcher_.has_posted_from(static_cast<int>(header.source))) {
+      // Nothing posted can be waiting behind this payload: it may wait in the socket.
+      arrival.unexpected = matcher_.add_parked(header);
+      arrival.parked = true;
     } else {
       // Nobody waits for this tag, but someone may wait for another message of the same
       // operation from this sender while believing it runs something else.
@@ -300,9 +317,39 @@ void Router::finish_arrival(UnexpectedMessage* message) {
   claimed->complete();
 }
 
-void Router::abandon_arrival(UnexpectedMessage* message) {
+Arrival Router::resume_arrival(UnexpectedMessage* message, bool give_up) {
+  Arrival arrival;
   util::MutexLock lock(mutex_);
-  matcher_.erase_unexpected(message);
+  if (message->claimed_by) {
+    RequestPtr receive = std::move(message->claimed_by);
+    matcher_.erase_unexpected(message);
+    // A receive that did not fit has failed already: the payload is dropped.
+    if (!receive->done()) arrival.receive = std::move(receive);
+    return arrival;
+  }
+  if (!give_up && !message->unpark_wanted) {
+    arrival.unexpected = message;
+    arrival.parked = true;
+    return arrival;
+  }
+  try {
+    matcher_.unpark(message);
+    arrival.unexpected = message;
+  } catch (const std::bad_alloc&) {
+    matcher_.erase_unexpected(message);
+    arrival.no_room = true;
+  }
+  return arrival;
+}
+
+void Router::abandon_arrival(UnexpectedMessage* message, std::shared_ptr<const Error> why) {
+  RequestPtr claimed;
+  {
+    util::MutexLock lock(mutex_);
+    claimed = std::move(message->claimed_by);
+    matcher_.erase_unexpected(message);
+  }
+  if (claimed) claimed->fail(std::move(why));
 }
 
 // ------------------------------------------------------------------------------------------

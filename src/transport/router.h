@@ -66,9 +66,10 @@ class Router : public Transport, public PathEvents {
 
   // --- PathEvents ---
   void deliver(const FrameHeader& header, const PayloadFill& fill) override;
-  Arrival begin_arrival(const FrameHeader& header) override;
+  Arrival begin_arrival(const FrameHeader& header, bool may_park) override;
+  Arrival resume_arrival(UnexpectedMessage* message, bool give_up) override;
   void finish_arrival(UnexpectedMessage* message) override;
-  void abandon_arrival(UnexpectedMessage* message) override;
+  void abandon_arrival(UnexpectedMessage* message, std::shared_ptr<const Error> why) override;
   void peer_lost(int peer, std::shared_ptr<const Error> error, bool died) override;
   void context_aborted(uint64_t context, std::shared_ptr<const Error> error) override {
     fail_context(context, std::move(error));
@@ -77,6 +78,8 @@ class Router : public Transport, public PathEvents {
   std::shared_ptr<const Error> first_death() const override;
 
  private:
+  // Every path with a parked message is told that one is wanted (no lock held).
+  void wake_parked();
   // The path that carries messages to `peer` (not this rank; not kAnyPeer).
   Path* path_to(int peer) const;
   // Has a path that notices departures watch `peer`, once.

@@ -100,6 +100,9 @@ class TcpConnection {
   bool want_write WEFT_GUARDED_BY(watch_mutex) = false;
   // False while a waiting thread reads it (EPOLLIN not watched).
   bool read_by_loop WEFT_GUARDED_BY(watch_mutex) = true;
+  // A payload is parked in the socket (EPOLLIN not watched: its bytes would wake the loop on
+  // every turn). Written under in_mutex too.
+  bool holds_parked WEFT_GUARDED_BY(watch_mutex) = false;
   uint32_t watched WEFT_GUARDED_BY(watch_mutex) = 0;  // the events last given to epoll
   // want_write as seen with send_mutex held, not watch_mutex: every write of it holds both.
   // Not analysed: the analysis knows one guard per member.
@@ -122,6 +125,10 @@ class TcpConnection {
   uint8_t* payload_target WEFT_GUARDED_BY(in_mutex) = nullptr;  // null: discard the payload
   RequestPtr bound_receive WEFT_GUARDED_BY(in_mutex);           // the receive the payload goes to
   UnexpectedMessage* bound_unexpected WEFT_GUARDED_BY(in_mutex) = nullptr;
+  // The message whose payload is left in the socket for now (PathEvents::begin_arrival), and
+  // since when: nothing after it is read until it is resumed.
+  UnexpectedMessage* parked WEFT_GUARDED_BY(in_mutex) = nullptr;
+  std::chrono::steady_clock::time_point parked_since WEFT_GUARDED_BY(in_mutex);
   std::vector<uint8_t> control_payload WEFT_GUARDED_BY(in_mutex);
 
   std::size_t staged() const WEFT_REQUIRES(in_mutex) { return staged_end - staged_begin; }

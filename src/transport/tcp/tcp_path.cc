@@ -30,6 +30,11 @@ constexpr uint64_t kMaxControlPayload = 64 * 1024;
 constexpr int kLoopTickMs = 200;
 // How long a connection a waiter has just read stays unwatched by the loop.
 constexpr int kLingerMs = 1;
+// A payload at least this large that nobody waits for yet stays in the socket until its
+// receive is posted (PathEvents::begin_arrival), for at most the options' park_limit: then it is
+// read into a buffer, so that a rank waiting on something else never waits on it for long.
+// Smaller ones are copied through a buffer for less than a receive's wake-up would cost.
+constexpr uint64_t kParkBytes = 256 * 1024;
 
 // Bytes this thread read or wrote, in any unit that grows: poll() says whether it moved any.
 thread_local uint64_t bytes_moved_here = 0;
@@ -311,11 +316,10 @@ void TcpPath::fail_unreachable_peer(TcpConnection* connection, const std::string
     }
   }
   close_connection(connection);
-  // The peer may have connected to us meanwhile and sent something before it left.
-  drain_siblings(connection);
+  bool shutting_down;
   {
     util::MutexLock lock(mutex_);
-    if (shutting_down_) return;
+    shutting_down = shutting_down_;
   }
   std::string what;
   if (tried == 1) {
@@ -327,7 +331,12 @@ void TcpPath::fail_unreachable_peer(TcpConnection* connection, const std::string
     what = "rank " + std::to_string(peer) + " could not be reached at any of its addresses (" +
            failures + "): the process is gone, or no network joins this host to it";
   }
-  std::shared_ptr<const Error> error = peer_error(peer, ErrorCode::kPeerFailure, what);
+  std::shared_ptr<const Error> error =
+      shutting_down ? make_error(ErrorCode::kAborted, "the transport was shut down")
+                    : peer_error(peer, ErrorCode::kPeerFailure, what);
+  // The peer may have connected to us meanwhile and sent something before it left.
+  drain_siblings(connection, error);
+  if (shutting_down) return;
   util::log_error(util::Subsys::kTransport, [&] { return error->what(); });
   events_.peer_lost(peer, error, /*died=*/true);
 }
@@ -376,8 +385,8 @@ void TcpPath::set_epoll_events(TcpConnection* connection, uint32_t events, bool 
 
 void TcpPath::rewatch_locked(TcpConnection* connection) {
   // EPOLLRDHUP stays watched: a peer's end is noticed even while a poller reads.
-  uint32_t events = EPOLLRDHUP | (connection->read_by_loop ? EPOLLIN : 0u) |
-                    (connection->want_write ? EPOLLOUT : 0u);
+  const bool read = connection->read_by_loop && !connection->holds_parked;
+  uint32_t events = EPOLLRDHUP | (read ? EPOLLIN : 0u) | (connection->want_write ? EPOLLOUT : 0u);
   if (events != connection->watched) set_epoll_events(connection, events);
 }
 
@@ -514,11 +523,13 @@ void TcpPath::run_loop() {
     if (fast) {
       auto now = std::chrono::steady_clock::now();
       watch_every_lingering(now - std::chrono::milliseconds(kLingerMs));
-      if (lingering_.load() == 0) {
+      if (parked_count_.load() > 0) resume_parked_connections(now);
+      if (lingering_.load() == 0 && parked_count_.load() == 0) {
         loop_ticks_fast_.store(false);
-        // A wait that just ended may have counted itself after the check and seen fast ticks
-        // (Dekker's pattern, both sides sequentially consistent): look once more.
-        if (lingering_.load() > 0) loop_ticks_fast_.store(true);
+        // A wait that just ended, or a payload just parked, may have counted itself after the
+        // check and seen fast ticks (Dekker's pattern, both sides sequentially consistent):
+        // look once more.
+        if (lingering_.load() > 0 || parked_count_.load() > 0) loop_ticks_fast_.store(true);
       }
     }
     drop_stale_handshakes();
@@ -610,18 +621,26 @@ void TcpPath::on_event(TcpConnection* connection, uint32_t events) {
   if (events & EPOLLOUT) on_writable(connection);
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
     util::MutexLock in_lock(connection->in_mutex);
-    std::string why;
-    bool alive;
-    try {
-      alive = read_available(connection, &why);
-      if (alive) alive = read_rest_of_large_payload(connection, &why);
-    } catch (const Error& e) {
-      why = e.what();
-      alive = false;
+    // The connection is ending: what it still holds is read now, parked or not.
+    if (connection->parked && (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+      resume_parked(connection, /*give_up=*/true);
     }
-    if (!alive && connection->state != ConnectionState::kClosed) {
-      on_connection_lost(connection, why);
-    }
+    read_on_loop(connection);
+  }
+}
+
+void TcpPath::read_on_loop(TcpConnection* connection) {
+  std::string why;
+  bool alive;
+  try {
+    alive = read_available(connection, &why);
+    if (alive) alive = read_rest_of_large_payload(connection, &why);
+  } catch (const Error& e) {
+    why = e.what();
+    alive = false;
+  }
+  if (!alive && connection->state != ConnectionState::kClosed) {
+    on_connection_lost(connection, why);
   }
 }
 
@@ -690,6 +709,10 @@ void TcpPath::on_writable(TcpConnection* connection) {
 
 bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
   for (;;) {
+    if (connection->parked && !resume_parked(connection, /*give_up=*/false)) return true;
+    if (connection->state != ConnectionState::kReady && !in_handshake(connection->state)) {
+      return true;  // dropped while resuming
+    }
     // A large payload with nothing staged goes straight from the socket into its buffer.
     if (connection->state == ConnectionState::kReady && connection->in_payload &&
         connection->staged() == 0 && connection->payload_target &&
@@ -981,6 +1004,7 @@ void TcpPath::parse_frames(TcpConnection* connection) {
       connection->staged_begin += kFrameHeaderBytes;
       begin_frame(connection);
       if (connection->state != ConnectionState::kReady) return;  // dropped
+      if (connection->parked) return;  // the payload (and all behind it) stays where it is
       if (connection->payload_left == 0) finish_frame(connection);
       continue;
     }
@@ -1014,7 +1038,16 @@ void TcpPath::begin_frame(TcpConnection* connection) {
     connection->payload_target = connection->control_payload.data();
     return;
   }
-  Arrival arrival = events_.begin_arrival(header);
+  Arrival arrival = events_.begin_arrival(header, /*may_park=*/header.bytes >= kParkBytes);
+  if (arrival.parked) {
+    park(connection, arrival.unexpected);
+    return;
+  }
+  take_arrival(connection, arrival);
+}
+
+void TcpPath::take_arrival(TcpConnection* connection, Arrival& arrival) {
+  const FrameHeader& header = connection->current_frame();
   if (arrival.receive) {
     connection->bound_receive = std::move(arrival.receive);
     connection->payload_target = static_cast<uint8_t*>(connection->bound_receive->data);
@@ -1027,6 +1060,58 @@ void TcpPath::begin_frame(TcpConnection* connection) {
                                        " bytes that nobody waited for yet, and this rank could "
                                        "not allocate a buffer that large");
   }
+}
+
+void TcpPath::park(TcpConnection* connection, UnexpectedMessage* message) {
+  connection->parked = message;
+  connection->parked_since = std::chrono::steady_clock::now();
+  parked_count_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (run_loop)
+  {
+    util::MutexLock watch_lock(connection->watch_mutex);
+    connection->holds_parked = true;
+    rewatch_locked(connection);
+  }
+  tick_loop_fast();  // it resumes the payload when wanted, or park_limit from now
+}
+
+bool TcpPath::resume_parked(TcpConnection* connection, bool give_up) {
+  Arrival arrival = events_.resume_arrival(connection->parked, give_up);
+  if (arrival.parked) return false;
+  connection->parked = nullptr;
+  parked_count_.fetch_sub(1);
+  {
+    util::MutexLock watch_lock(connection->watch_mutex);
+    connection->holds_parked = false;
+    if (connection->state != ConnectionState::kClosed) rewatch_locked(connection);
+  }
+  take_arrival(connection, arrival);
+  if (connection->state != ConnectionState::kReady) return false;
+  // The payload's first bytes may be staged already, and the frames behind it too.
+  parse_frames(connection);
+  return connection->state == ConnectionState::kReady;
+}
+
+void TcpPath::resume_parked_connections(std::chrono::steady_clock::time_point now) {
+  for (const std::unique_ptr<Peer>& peer : peers_) {
+    for (const std::atomic<TcpConnection*>& slot : peer->inbound) {
+      TcpConnection* connection = slot.load(std::memory_order_acquire);
+      if (!connection) break;
+      // A poller holding it reads it, and resumes what it may itself.
+      if (!connection->in_mutex.try_lock()) continue;
+      util::MutexLock in_lock(connection->in_mutex, std::adopt_lock);
+      if (!connection->parked || connection->state != ConnectionState::kReady) continue;
+      if (!resume_parked(connection, now - connection->parked_since >= options_.park_limit))
+        continue;
+      read_on_loop(connection);
+    }
+  }
+}
+
+void TcpPath::parked_message_wanted() {
+  if (parked_count_.load() == 0) return;
+  uint64_t one = 1;
+  ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
+  (void)ignored;
 }
 
 std::string TcpPath::what_is_wrong_with(const TcpConnection* connection,
@@ -1044,7 +1129,23 @@ void TcpPath::drop_broken_stream(TcpConnection* connection, const std::string& w
                         "; its connection was dropped";
   util::log_error(util::Subsys::kTransport, [&] { return message; });
   close_connection(connection);
-  events_.peer_lost(peer, peer_error(peer, ErrorCode::kPeerFailure, message), /*died=*/true);
+  auto error = peer_error(peer, ErrorCode::kPeerFailure, message);
+  fail_inbound(connection, error);
+  events_.peer_lost(peer, error, /*died=*/true);
+}
+
+void TcpPath::fail_inbound(TcpConnection* connection, const std::shared_ptr<const Error>& why) {
+  if (RequestPtr receive = std::move(connection->bound_receive)) {
+    connection->bound_receive.reset();
+    receive->fail(why);
+  }
+  if (UnexpectedMessage* message = std::exchange(connection->bound_unexpected, nullptr)) {
+    events_.abandon_arrival(message, why);
+  }
+  if (UnexpectedMessage* message = std::exchange(connection->parked, nullptr)) {
+    parked_count_.fetch_sub(1);
+    events_.abandon_arrival(message, why);
+  }
 }
 
 void TcpPath::finish_frame(TcpConnection* connection) {
@@ -1121,7 +1222,7 @@ void TcpPath::destroy_closed_strangers() {
   }
 }
 
-void TcpPath::drain_siblings(TcpConnection* lost) {
+void TcpPath::drain_siblings(TcpConnection* lost, const std::shared_ptr<const Error>& why) {
   std::vector<TcpConnection*> siblings;
   {
     util::MutexLock lock(mutex_);
@@ -1137,11 +1238,15 @@ void TcpPath::drain_siblings(TcpConnection* lost) {
     std::string ignored;
     bool alive;
     try {
+      if (sibling->parked) resume_parked(sibling, /*give_up=*/true);
       alive = read_available(sibling, &ignored);
     } catch (const Error&) {
       alive = false;
     }
-    if (!alive) close_connection(sibling);
+    if (!alive) {
+      close_connection(sibling);
+      fail_inbound(sibling, why);
+    }
   }
 }
 
@@ -1154,37 +1259,41 @@ void TcpPath::on_connection_lost(TcpConnection* connection, const std::string& w
   bool graceful = connection->goodbye_received;
   close_connection(connection);
   if (peer < 0) return;  // a stranger or an unfinished handshake
-  // Both ranks may have connected at once: what the peer sent before it left may still sit on
-  // its other connection. Deliver that before declaring anything pending lost.
-  drain_siblings(connection);
-  if (UnexpectedMessage* message = std::exchange(connection->bound_unexpected, nullptr)) {
-    events_.abandon_arrival(message);
-  }
+  bool shutting_down;
   {
     util::MutexLock lock(mutex_);
-    if (shutting_down_) return;
+    shutting_down = shutting_down_;
   }
-  std::shared_ptr<const Error> earlier_death = events_.first_death();
-  std::string who = "rank " + std::to_string(peer) + " (" + connection->address + ")";
   std::shared_ptr<const Error> error =
-      graceful
-          ? std::make_shared<const Error>(
-                ErrorCode::kPeerFailure, who + " has shut down; operations with it cannot complete",
-                peer_error(peer, ErrorCode::kPeerFailure, "")->context(),
-                // A rank usually shuts down early because another died: keep that cause.
-                earlier_death)
-          : peer_error(
-                peer, ErrorCode::kPeerFailure,
-                who + " " +
-                    (why.rfind("refused", 0) == 0 ? why
-                                                  : "closed its connection unexpectedly (" + why +
-                                                        "): the process died or was killed"));
-  if (RequestPtr receive = std::move(connection->bound_receive)) {
-    connection->bound_receive.reset();
-    receive->fail(error);
-  }
+      shutting_down ? make_error(ErrorCode::kAborted, "the transport was shut down")
+                    : connection_lost_error(*connection, graceful, why);
+  // Both ranks may have connected at once: what the peer sent before it left may still sit on
+  // its other connection. Deliver that before declaring anything pending lost.
+  drain_siblings(connection, error);
+  fail_inbound(connection, error);
+  if (shutting_down) return;
   if (!graceful) util::log_error(util::Subsys::kTransport, [&] { return error->what(); });
   events_.peer_lost(peer, error, /*died=*/!graceful);
+}
+
+std::shared_ptr<const Error> TcpPath::connection_lost_error(const TcpConnection& connection,
+                                                            bool graceful,
+                                                            const std::string& why) const {
+  const int peer = connection.peer;
+  std::string who = "rank " + std::to_string(peer) + " (" + connection.address + ")";
+  if (graceful) {
+    return std::make_shared<const Error>(
+        ErrorCode::kPeerFailure, who + " has shut down; operations with it cannot complete",
+        peer_error(peer, ErrorCode::kPeerFailure, "")->context(),
+        // A rank usually shuts down early because another died: keep that cause.
+        events_.first_death());
+  }
+  return peer_error(
+      peer, ErrorCode::kPeerFailure,
+      who + " " +
+          (why.rfind("refused", 0) == 0 ? why
+                                        : "closed its connection unexpectedly (" + why +
+                                              "): the process died or was killed"));
 }
 
 void TcpPath::drop_stale_handshakes() {
@@ -1356,7 +1465,7 @@ void TcpPath::stop_polling(const Request* waited_for) {
   peer.lingering = true;
   peer.polled_until = std::chrono::steady_clock::now();
   lingering_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (run_loop)
-  wake_loop_for_lingering();
+  tick_loop_fast();
 }
 
 void TcpPath::unwatch_inbound_locked(Peer& peer) {
@@ -1395,8 +1504,9 @@ void TcpPath::watch_every_lingering(std::chrono::steady_clock::time_point idle_b
   }
 }
 
-void TcpPath::wake_loop_for_lingering() {
-  // The loop sleeps up to kLoopTickMs when nothing lingers; it must come back within kLingerMs.
+void TcpPath::tick_loop_fast() {
+  // The loop sleeps up to kLoopTickMs when nothing lingers or is parked; it must come back
+  // within kLingerMs.
   if (!loop_ticks_fast_.load() && !loop_ticks_fast_.exchange(true)) {
     uint64_t one = 1;
     ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);

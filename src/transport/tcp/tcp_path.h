@@ -17,7 +17,9 @@
 //   request reads and writes its peer's connection, and writes every other queue, itself: on
 //   the fast path no message waits for the loop thread to wake. Payloads are read straight
 //   into the matching receive's buffer (the Router matches: PathEvents::begin_arrival); a
-//   message that arrives before its receive waits in the Router's pooled buffer.
+//   message that arrives before its receive waits in the Router's pooled buffer, or, when large
+//   and nothing from its sender is awaited, in the socket until its receive comes ("parked",
+//   PathEvents::begin_arrival; for at most park_limit).
 // - A connection that ends without a goodbye means the peer died: the Router hears of it, fails
 //   every pending request that names it, and has the news told to every other connected peer
 //   (announce_death), as it does for a death a peer reports to us.
@@ -56,6 +58,9 @@ struct TcpPathOptions {
   util::SocketAddress listen_address;                      // port 0: any free port
   std::vector<util::SocketAddress> more_listen_addresses;  // each with a listener of its own
   std::chrono::milliseconds handshake_timeout{10'000};
+  // How long a large payload that nobody waits for yet may stay in its socket before it is read
+  // into a buffer (PathEvents::begin_arrival); tests make it long to see it stay.
+  std::chrono::milliseconds park_limit{2};
 };
 
 class TcpPath final : public Path {
@@ -101,6 +106,7 @@ class TcpPath final : public Path {
                  std::vector<RequestPtr>& victims) override;
   void announce_death(int peer, const std::string& text) override;
   void announce_abort(uint64_t context, const std::string& text) override;
+  void parked_message_wanted() override;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
  private:
@@ -174,7 +180,8 @@ class TcpPath final : public Path {
   void watch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
   // ... every lingering one whose last poller left before `idle_before`.
   void watch_every_lingering(std::chrono::steady_clock::time_point idle_before);
-  void wake_loop_for_lingering();
+  // The loop ticks every kLingerMs from now until nothing lingers or is parked.
+  void tick_loop_fast();
   OutboundFrame control_frame(FrameKind kind, uint64_t context, uint64_t tag,
                               const std::string& text) const;
   void send_control(TcpConnection* connection, FrameKind kind, uint64_t context, uint64_t tag,
@@ -192,6 +199,8 @@ class TcpPath final : public Path {
   void on_event(TcpConnection* connection, uint32_t events);
   void on_connected(TcpConnection* connection);
   void on_writable(TcpConnection* connection);
+  // Reads what the connection holds on the event loop; a connection that ended is lost.
+  void read_on_loop(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   // Reads and handles everything available; false when the connection ended.
   bool read_available(TcpConnection* connection, std::string* why)
       WEFT_REQUIRES(connection->in_mutex);
@@ -217,6 +226,23 @@ class TcpPath final : public Path {
       WEFT_REQUIRES(connection->in_mutex);
   void parse_frames(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   void begin_frame(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  // Points the frame's payload where the Router said (begin_frame, resume_parked).
+  void take_arrival(TcpConnection* connection, Arrival& arrival)
+      WEFT_REQUIRES(connection->in_mutex);
+  // --- payloads parked in the socket (PathEvents::begin_arrival) ---
+  // Leaves the current payload, and everything behind it, unread for now.
+  void park(TcpConnection* connection, UnexpectedMessage* message)
+      WEFT_REQUIRES(connection->in_mutex);
+  // Asks the Router where the parked payload goes now (`give_up`: it may wait no longer) and
+  // reads what is staged of it; false while it stays parked or when the connection was dropped.
+  bool resume_parked(TcpConnection* connection, bool give_up) WEFT_REQUIRES(connection->in_mutex);
+  // Event loop: resumes the parked payloads that are wanted or have waited park_limit.
+  void resume_parked_connections(std::chrono::steady_clock::time_point now);
+  // The connection ended (`why`): the receive its payload was going to fails, and an
+  // unfinished unexpected message, or a parked one, never completes (a receive that claimed it
+  // fails).
+  void fail_inbound(TcpConnection* connection, const std::shared_ptr<const Error>& why)
+      WEFT_REQUIRES(connection->in_mutex);
   // Why a header cannot be from a weft rank on this connection; empty when it can.
   std::string what_is_wrong_with(const TcpConnection* connection, const FrameHeader& header) const;
   void drop_broken_stream(TcpConnection* connection, const std::string& what)
@@ -230,7 +256,11 @@ class TcpPath final : public Path {
   void destroy_closed_strangers();
   void on_connection_lost(TcpConnection* connection, const std::string& why)
       WEFT_REQUIRES(connection->in_mutex);
-  void drain_siblings(TcpConnection* lost);
+  // Reads the peer's other connections; one that ended too fails what it carried with `why`.
+  void drain_siblings(TcpConnection* lost, const std::shared_ptr<const Error>& why);
+  // Why operations with the peer of a connection that ended (`why`) fail.
+  std::shared_ptr<const Error> connection_lost_error(const TcpConnection& connection, bool graceful,
+                                                     const std::string& why) const;
   void drop_stale_handshakes();
 
   // --- failure ---
@@ -261,6 +291,7 @@ class TcpPath final : public Path {
   util::WarningLimiter refusals_{util::Subsys::kTransport, std::chrono::seconds(5)};
   std::atomic<int> writers_waiting_{0};       // connections whose queue waits for EPOLLOUT
   std::atomic<int> lingering_{0};             // connections unwatched with nobody polling them
+  std::atomic<int> parked_count_{0};          // connections holding a parked payload
   std::atomic<bool> loop_ticks_fast_{false};  // the loop wakes every kLingerMs
   std::atomic<bool> stop_{false};
   std::thread loop_;

@@ -1,0 +1,185 @@
+// Large payloads that arrive before their receive stay in the socket ("parked",
+// PathEvents::begin_arrival) and go straight into the receive's buffer once it is posted; a
+// receive that may wait behind one, the park limit, a mismatched receive and the sender's end
+// all get it out of the way.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "support/tcp_rank.h"
+#include "transport/request.h"
+#include "weft/error.h"
+
+namespace weft::transport {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::finishes_within;
+using testing::TcpRank;
+
+constexpr uint64_t kContext = 3;
+// Larger than what the kernel's socket buffers on both ends hold together: while its payload is
+// parked, the send cannot complete.
+constexpr std::size_t kLarge = 32u << 20;
+
+std::unique_ptr<TcpRank> make_rank(int rank, std::chrono::milliseconds park_limit) {
+  TcpPathOptions options;
+  options.rank = rank;
+  options.world_size = 2;
+  options.job_token = "parked-payload-test-token";
+  options.listen_address = util::resolve("127.0.0.1", 0);
+  options.park_limit = park_limit;
+  return std::make_unique<TcpRank>(rank, options, nullptr);
+}
+
+struct Pair {
+  std::unique_ptr<TcpRank> receiver;  // rank 0
+  std::unique_ptr<TcpRank> sender;    // rank 1
+};
+
+Pair make_pair(std::chrono::milliseconds park_limit) {
+  Pair pair{make_rank(0, park_limit), make_rank(1, park_limit)};
+  std::vector<util::SocketAddress> addresses{pair.receiver->listen_address(),
+                                             pair.sender->listen_address()};
+  pair.receiver->set_peer_addresses(addresses);
+  pair.sender->set_peer_addresses(addresses);
+  return pair;
+}
+
+struct Message {
+  std::vector<uint8_t> data;
+  RequestPtr request;
+};
+
+uint8_t byte_of(uint64_t tag, std::size_t i) { return static_cast<uint8_t>(tag * 31 + i % 251); }
+
+Message send(TcpRank& from, int to, uint64_t tag, std::size_t bytes) {
+  Message message{std::vector<uint8_t>(bytes), nullptr};
+  for (std::size_t i = 0; i < bytes; ++i) message.data[i] = byte_of(tag, i);
+  message.request = std::make_shared<Request>(Request::Kind::kSend, to, kContext, tag, Signature{},
+                                              message.data.data(), bytes);
+  from.post_send(message.request);
+  return message;
+}
+
+Message receive(TcpRank& at, int from, uint64_t tag, std::size_t bytes) {
+  Message message{std::vector<uint8_t>(bytes + 1), nullptr};
+  message.request = std::make_shared<Request>(Request::Kind::kRecv, from, kContext, tag,
+                                              Signature{}, message.data.data(), bytes);
+  at.post_recv(message.request);
+  return message;
+}
+
+// Waits like a rank would: polling the transport, so that the receiving thread itself reads.
+bool completes_polled(TcpRank& rank, const RequestPtr& request, std::chrono::milliseconds limit) {
+  rank.start_polling(*request);
+  bool done = request->wait(
+      std::chrono::steady_clock::now() + limit, 1'000'000, [&] { return rank.poll(*request); },
+      [] {}, true);
+  rank.stop_polling(*request);
+  return done;
+}
+
+void expect_payload(const Message& message, uint64_t tag, std::size_t bytes) {
+  ASSERT_FALSE(message.request->failed()) << message.request->error()->what();
+  for (std::size_t i = 0; i < bytes; ++i) {
+    ASSERT_EQ(message.data[i], byte_of(tag, i)) << "tag " << tag << " byte " << i;
+  }
+}
+
+// Its first connection is made, so that what follows measures parking, not connecting.
+void connect(Pair& pair) {
+  Message hello = send(*pair.sender, 0, 99, 8);
+  Message got = receive(*pair.receiver, 1, 99, 8);
+  ASSERT_TRUE(finishes_within(got.request, 10s));
+  ASSERT_TRUE(finishes_within(hello.request, 10s));
+}
+
+TEST(TcpParkedPayload, AWaitingPayloadStaysInTheSocketUntilItsReceiveTakesItWhole) {
+  Pair pair = make_pair(60s);
+  connect(pair);
+  Message sent = send(*pair.sender, 0, 1, kLarge);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(sent.request->done()) << "the payload was read with nobody to take it";
+  Message got = receive(*pair.receiver, 1, 1, kLarge);
+  ASSERT_TRUE(completes_polled(*pair.receiver, got.request, 20s));
+  expect_payload(got, 1, kLarge);
+  ASSERT_TRUE(finishes_within(sent.request, 10s));
+  EXPECT_FALSE(sent.request->failed());
+}
+
+TEST(TcpParkedPayload, TheLoopDeliversAParkedPayloadToAReceiveNobodyPolls) {
+  Pair pair = make_pair(60s);
+  connect(pair);
+  Message sent = send(*pair.sender, 0, 1, kLarge);
+  std::this_thread::sleep_for(100ms);
+  Message got = receive(*pair.receiver, 1, 1, kLarge);
+  ASSERT_TRUE(finishes_within(got.request, 20s));
+  expect_payload(got, 1, kLarge);
+  ASSERT_TRUE(finishes_within(sent.request, 10s));
+}
+
+TEST(TcpParkedPayload, AReceiveForAMessageBehindItGetsItOutOfTheWay) {
+  for (int from : {1, kAnyPeer}) {
+    Pair pair = make_pair(60s);
+    connect(pair);
+    Message large = send(*pair.sender, 0, 1, kLarge);
+    Message small = send(*pair.sender, 0, 2, 64);
+    std::this_thread::sleep_for(100ms);
+    Message got_small = receive(*pair.receiver, from, 2, 64);
+    ASSERT_TRUE(completes_polled(*pair.receiver, got_small.request, 20s)) << "from " << from;
+    expect_payload(got_small, 2, 64);
+    ASSERT_TRUE(finishes_within(large.request, 10s));
+    Message got_large = receive(*pair.receiver, 1, 1, kLarge);
+    ASSERT_TRUE(finishes_within(got_large.request, 10s));
+    expect_payload(got_large, 1, kLarge);
+    ASSERT_TRUE(finishes_within(small.request, 10s));
+  }
+}
+
+TEST(TcpParkedPayload, APayloadNobodyWantsIsReadIntoABufferAfterTheParkLimit) {
+  Pair pair = make_pair(5ms);
+  connect(pair);
+  Message sent = send(*pair.sender, 0, 1, kLarge);
+  ASSERT_TRUE(finishes_within(sent.request, 20s)) << "the sender still waits on a parked payload";
+  Message got = receive(*pair.receiver, 1, 1, kLarge);
+  ASSERT_TRUE(finishes_within(got.request, 10s));
+  expect_payload(got, 1, kLarge);
+}
+
+TEST(TcpParkedPayload, AReceiveThatDoesNotFitFailsAndThePayloadIsSkipped) {
+  Pair pair = make_pair(60s);
+  connect(pair);
+  Message sent = send(*pair.sender, 0, 1, kLarge);
+  Message next = send(*pair.sender, 0, 2, 64);
+  std::this_thread::sleep_for(100ms);
+  Message wrong = receive(*pair.receiver, 1, 1, kLarge / 2);
+  ASSERT_TRUE(finishes_within(wrong.request, 10s));
+  ASSERT_TRUE(wrong.request->failed());
+  EXPECT_EQ(wrong.request->error()->code(), ErrorCode::kMismatch);
+  Message got_next = receive(*pair.receiver, 1, 2, 64);
+  ASSERT_TRUE(completes_polled(*pair.receiver, got_next.request, 20s));
+  expect_payload(got_next, 2, 64);
+  ASSERT_TRUE(finishes_within(sent.request, 10s));
+}
+
+TEST(TcpParkedPayload, ASenderThatLeavesMidPayloadFailsTheReceiveNamingIt) {
+  Pair pair = make_pair(60s);
+  connect(pair);
+  Message sent = send(*pair.sender, 0, 1, kLarge);
+  std::this_thread::sleep_for(100ms);
+  pair.sender.reset();  // its send never finishes: the flush gives up and the connection ends
+  Message got = receive(*pair.receiver, 1, 1, kLarge);
+  ASSERT_TRUE(finishes_within(got.request, 20s));
+  ASSERT_TRUE(got.request->failed());
+  EXPECT_EQ(got.request->error()->code(), ErrorCode::kPeerFailure);
+  EXPECT_NE(std::string(got.request->error()->what()).find("rank 1"), std::string::npos)
+      << got.request->error()->what();
+}
+
+}  // namespace
+}  // namespace weft::transport
