@@ -33,8 +33,10 @@ constexpr int kLingerMs = 1;
 // A payload at least this large that nobody waits for yet stays in the socket until its
 // receive is posted (PathEvents::begin_arrival), for at most the options' park_limit: then it is
 // read into a buffer, so that a rank waiting on something else never waits on it for long.
-// Smaller ones are copied through a buffer for less than a receive's wake-up would cost.
-constexpr uint64_t kParkBytes = 256 * 1024;
+// Smaller ones go through a buffer: among them the segments of the collectives' pipelines
+// (1 MiB by default), which come back to back, each a little ahead of its receive; parked, each
+// would stop the stream until the one before it is handled.
+constexpr uint64_t kParkBytes = 2 * 1024 * 1024;
 
 // Bytes this thread read or wrote, in any unit that grows: poll() says whether it moved any.
 thread_local uint64_t bytes_moved_here = 0;
