@@ -37,19 +37,20 @@ UnexpectedMessage* Matcher::add_unexpected(const FrameHeader& header) {
   // The buffer first: if it cannot be had (std::bad_alloc), nothing is queued.
   std::size_t capacity = 0;
   BufferPool::Buffer buffer = pool_.take(header.bytes, capacity);
-  if (spare_unexpected_.empty()) {
-    unexpected_.emplace_back();
-  } else {
-    unexpected_.splice(unexpected_.end(), spare_unexpected_, spare_unexpected_.begin());
-  }
-  UnexpectedMessage& message = unexpected_.back();
-  message.header = header;
+  UnexpectedMessage& message = queue_unexpected(header);
   message.buffer = std::move(buffer);
   message.capacity = capacity;
   return &message;
 }
 
 UnexpectedMessage* Matcher::add_parked(const FrameHeader& header) {
+  UnexpectedMessage& message = queue_unexpected(header);
+  message.parked = true;
+  ++parked_;
+  return &message;
+}
+
+UnexpectedMessage& Matcher::queue_unexpected(const FrameHeader& header) {
   if (spare_unexpected_.empty()) {
     unexpected_.emplace_back();
   } else {
@@ -57,9 +58,7 @@ UnexpectedMessage* Matcher::add_parked(const FrameHeader& header) {
   }
   UnexpectedMessage& message = unexpected_.back();
   message.header = header;
-  message.parked = true;
-  ++parked_;
-  return &message;
+  return message;
 }
 
 void Matcher::unpark(UnexpectedMessage* message) {

@@ -76,6 +76,8 @@ class Matcher {
   static constexpr std::size_t kSpareNodes = 64;
 
   static bool matches(const Request& receive, const FrameHeader& header);
+  // A node at the end of the unexpected queue (a spare one when there is one), with `header`.
+  UnexpectedMessage& queue_unexpected(const FrameHeader& header);
   // Removes the receive at `it` from the queue and returns it.
   RequestPtr remove_posted(std::list<RequestPtr>::iterator it);
 

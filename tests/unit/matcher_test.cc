@@ -88,5 +88,59 @@ TEST(Matcher, AReusedUnexpectedMessageStartsUnclaimedAndIncomplete) {
   }
 }
 
+// A parked message has no buffer until it is unparked, is matched like any other, and counts
+// as parked until it is unparked or erased, through node reuse.
+TEST(Matcher, ParkedMessagesMatchGetTheirBufferWhenUnparkedAndAreCounted) {
+  BufferPool pool;
+  Matcher matcher(pool);
+  std::vector<char> buffer(64);
+  for (int round = 0; round < 100; ++round) {
+    UnexpectedMessage* parked = matcher.add_parked(message_from(1, round, 64));
+    ASSERT_TRUE(parked->parked);
+    EXPECT_EQ(parked->buffer, nullptr);
+    EXPECT_EQ(matcher.parked(), 1);
+    RequestPtr receive = receive_from(1, round, buffer);
+    ASSERT_EQ(matcher.find_unexpected(*receive), parked);
+    if (round % 2) {
+      matcher.unpark(parked);
+      EXPECT_FALSE(parked->parked);
+      ASSERT_NE(parked->buffer, nullptr);
+      EXPECT_GE(parked->capacity, 64u);
+      EXPECT_EQ(matcher.parked(), 0);
+    }
+    matcher.erase_unexpected(parked);
+    EXPECT_EQ(matcher.parked(), 0) << "round " << round;
+    // A node reused for an ordinary message carries nothing of the parked one.
+    UnexpectedMessage* ordinary = matcher.add_unexpected(message_from(1, round, 8));
+    EXPECT_FALSE(ordinary->parked);
+    EXPECT_FALSE(ordinary->unpark_wanted);
+    matcher.erase_unexpected(ordinary);
+  }
+}
+
+TEST(Matcher, AReceiveThatMayWaitBehindAParkedMessageWantsItUnparked) {
+  BufferPool pool;
+  Matcher matcher(pool);
+  std::vector<char> buffer(8);
+  EXPECT_FALSE(matcher.want_parked_from(1));  // nothing parked
+  UnexpectedMessage* from_one = matcher.add_parked(message_from(1, 5, 64));
+  UnexpectedMessage* from_two = matcher.add_parked(message_from(2, 5, 64));
+  EXPECT_FALSE(matcher.want_parked_from(3));
+  EXPECT_TRUE(matcher.want_parked_from(1));
+  EXPECT_TRUE(from_one->unpark_wanted);
+  EXPECT_FALSE(from_two->unpark_wanted);
+  // A message a receive has claimed goes to that receive: nothing else wants it out of the way.
+  from_two->claimed_by = receive_from(2, 5, buffer);
+  EXPECT_TRUE(matcher.want_parked_from(kAnyPeer));  // from_one still is
+  EXPECT_FALSE(from_two->unpark_wanted);
+  // Posted receives: from the peer itself, or from anyone.
+  EXPECT_FALSE(matcher.has_posted_from(1));
+  matcher.add_posted(receive_from(2, 9, buffer));
+  EXPECT_FALSE(matcher.has_posted_from(1));
+  EXPECT_TRUE(matcher.has_posted_from(2));
+  matcher.add_posted(receive_from(kAnyPeer, 9, buffer));
+  EXPECT_TRUE(matcher.has_posted_from(1));
+}
+
 }  // namespace
 }  // namespace weft::transport
