@@ -1,7 +1,7 @@
 // Large payloads that arrive before their receive stay in the socket ("parked",
 // PathEvents::begin_arrival) and go straight into the receive's buffer once it is posted; a
 // receive that may wait behind one, the park limit, a mismatched receive and the sender's end
-// all get it out of the way.
+// all get it out of the way. And a stream of large and small messages mixed arrives whole.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -179,6 +179,41 @@ TEST(TcpParkedPayload, ASenderThatLeavesMidPayloadFailsTheReceiveNamingIt) {
   EXPECT_EQ(got.request->error()->code(), ErrorCode::kPeerFailure);
   EXPECT_NE(std::string(got.request->error()->what()).find("rank 1"), std::string::npos)
       << got.request->error()->what();
+}
+
+// Large payloads are read straight into their receives (to their last byte), and after a large
+// one the next read between frames takes a header only: whatever the mix of sizes, every
+// message arrives whole, whether its receive was posted before it came or after.
+TEST(TcpStream, LargeAndSmallMessagesInAnyOrderArriveWhole) {
+  const std::vector<std::size_t> sizes{
+      300 << 10, 8,         1 << 20, (64 << 10) - 1, 64 << 10, 2, 5 << 20, 70 << 10, 1, 3 << 20,
+      65,        256 << 10, 0,       (2 << 20) + 1};
+  for (bool posted_first : {true, false}) {
+    Pair pair = make_pair(5ms);
+    connect(pair);
+    std::vector<Message> received;
+    if (posted_first) {
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        received.push_back(receive(*pair.receiver, 1, 10 + i, sizes[i]));
+      }
+    }
+    std::vector<Message> sent;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      sent.push_back(send(*pair.sender, 0, 10 + i, sizes[i]));
+    }
+    if (!posted_first) {
+      std::this_thread::sleep_for(50ms);
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        received.push_back(receive(*pair.receiver, 1, 10 + i, sizes[i]));
+      }
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_TRUE(completes_polled(*pair.receiver, received[i].request, 20s))
+          << "message " << i << " of " << sizes[i] << " bytes";
+      expect_payload(received[i], 10 + i, sizes[i]);
+    }
+    for (const Message& message : sent) ASSERT_TRUE(finishes_within(message.request, 10s));
+  }
 }
 
 }  // namespace

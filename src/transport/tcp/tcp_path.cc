@@ -715,10 +715,11 @@ bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
     if (connection->state != ConnectionState::kReady && !in_handshake(connection->state)) {
       return true;  // dropped while resuming
     }
-    // A large payload with nothing staged goes straight from the socket into its buffer.
+    // A large payload with nothing staged goes straight from the socket into its buffer, to its
+    // last byte: a staging read of its tail would take the next frame's payload in too.
     if (connection->state == ConnectionState::kReady && connection->in_payload &&
         connection->staged() == 0 && connection->payload_target &&
-        connection->payload_left >= kDirectReadThreshold) {
+        connection->current_frame().bytes >= kDirectReadThreshold) {
       ssize_t n =
           ::recv(connection->fd.get(), connection->payload_target, connection->payload_left, 0);
       if (n > 0) {
@@ -735,6 +736,12 @@ bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
     }
     connection->compact();
     std::size_t room = connection->staging.size() - connection->staged_end;
+    // After a large frame the next is likely large too: its header alone, so that its payload
+    // goes straight into its buffer instead of through staging (a copy more of up to 256 KiB).
+    if (connection->state == ConnectionState::kReady && !connection->in_payload &&
+        connection->after_large_frame) {
+      room = std::min(room, kFrameHeaderBytes);
+    }
     ssize_t n =
         ::recv(connection->fd.get(), connection->staging.data() + connection->staged_end, room, 0);
     if (n == 0) {
@@ -1034,6 +1041,7 @@ void TcpPath::begin_frame(TcpConnection* connection) {
   connection->in_payload = true;
   connection->payload_left = header.bytes;
   connection->payload_target = nullptr;
+  connection->after_large_frame = header.bytes >= kDirectReadThreshold;
   if (header.kind != FrameKind::kData) {
     if (header.kind == FrameKind::kGoodbye) connection->goodbye_received = true;
     connection->control_payload.resize(header.bytes);
