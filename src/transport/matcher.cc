@@ -194,8 +194,12 @@ std::list<RequestPtr> Matcher::take_claims_from(int peer) {
   return taken;
 }
 
+bool fits(const Request& receive, const FrameHeader& header) {
+  return header.signature == receive.signature && header.bytes == receive.bytes;
+}
+
 std::shared_ptr<const Error> check_fit(Request& receive, const FrameHeader& header) {
-  if (header.signature == receive.signature && header.bytes == receive.bytes) return nullptr;
+  if (fits(receive, header)) return nullptr;
   receive.received_signature = header.signature;
   receive.received_bytes = header.bytes;
   receive.source = static_cast<int>(header.source);

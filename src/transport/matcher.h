@@ -89,6 +89,8 @@ class Matcher {
   std::list<UnexpectedMessage> spare_unexpected_;  // reset nodes
 };
 
+// Whether the message fits the receive (its signature and size).
+bool fits(const Request& receive, const FrameHeader& header);
 // Null when the message fits the receive; otherwise the kMismatch error, and the receive's
 // received_signature / received_bytes filled in.
 std::shared_ptr<const Error> check_fit(Request& receive, const FrameHeader& header);

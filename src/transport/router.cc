@@ -308,9 +308,13 @@ void Router::finish_arrival(UnexpectedMessage* message) {
     claimed = std::move(message->claimed_by);
     if (!claimed) return;
     header = message->header;
-    if (!claimed->done() && header.bytes) {
-      std::memcpy(claimed->data, message->buffer.get(), header.bytes);
+    // A receive that does not fit fails (post_recv; maybe only now, on its thread), and must
+    // not be written: its buffer may be smaller than the message.
+    if (!fits(*claimed, header)) {
+      matcher_.erase_unexpected(message);
+      return;
     }
+    if (header.bytes) std::memcpy(claimed->data, message->buffer.get(), header.bytes);
     matcher_.erase_unexpected(message);
   }
   claimed->source = static_cast<int>(header.source);
@@ -322,9 +326,11 @@ Arrival Router::resume_arrival(UnexpectedMessage* message, bool give_up) {
   util::MutexLock lock(mutex_);
   if (message->claimed_by) {
     RequestPtr receive = std::move(message->claimed_by);
+    const bool fit = fits(*receive, message->header);
     matcher_.erase_unexpected(message);
-    // A receive that did not fit has failed already: the payload is dropped.
-    if (!receive->done()) arrival.receive = std::move(receive);
+    // A receive that does not fit fails (post_recv; maybe only now, on its thread): the payload
+    // is dropped, never read into a buffer too small for it.
+    if (fit) arrival.receive = std::move(receive);
     return arrival;
   }
   if (!give_up && !message->unpark_wanted) {
