@@ -130,9 +130,6 @@ class TcpConnection {
   UnexpectedMessage* parked WEFT_GUARDED_BY(in_mutex) = nullptr;
   std::chrono::steady_clock::time_point parked_since WEFT_GUARDED_BY(in_mutex);
   std::vector<uint8_t> control_payload WEFT_GUARDED_BY(in_mutex);
-  // The last frame begun had a large payload (read straight into its buffer): the next read
-  // between frames takes a header only.
-  bool after_large_frame WEFT_GUARDED_BY(in_mutex) = false;
 
   std::size_t staged() const WEFT_REQUIRES(in_mutex) { return staged_end - staged_begin; }
   // `current`, for a reference kept while it is handled (the analysis checks the lock here,

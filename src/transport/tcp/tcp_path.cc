@@ -736,10 +736,11 @@ bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
     }
     connection->compact();
     std::size_t room = connection->staging.size() - connection->staged_end;
-    // After a large frame the next is likely large too: its header alone, so that its payload
-    // goes straight into its buffer instead of through staging (a copy more of up to 256 KiB).
+    // After a large frame (`current` is the frame last begun) the next is likely large too: its
+    // header alone, so that its payload goes straight into its buffer instead of through
+    // staging (a copy more of up to 256 KiB).
     if (connection->state == ConnectionState::kReady && !connection->in_payload &&
-        connection->after_large_frame) {
+        connection->current_frame().bytes >= kDirectReadThreshold) {
       room = std::min(room, kFrameHeaderBytes);
     }
     ssize_t n =
@@ -1041,7 +1042,6 @@ void TcpPath::begin_frame(TcpConnection* connection) {
   connection->in_payload = true;
   connection->payload_left = header.bytes;
   connection->payload_target = nullptr;
-  connection->after_large_frame = header.bytes >= kDirectReadThreshold;
   if (header.kind != FrameKind::kData) {
     if (header.kind == FrameKind::kGoodbye) connection->goodbye_received = true;
     connection->control_payload.resize(header.bytes);
