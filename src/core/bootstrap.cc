@@ -6,6 +6,7 @@
 #include "core/rank_directory.h"
 #include "transport/router.h"
 #include "transport/shm/shm_path.h"
+#include "transport/tcp/congestion_control.h"
 #include "transport/tcp/peer_candidates.h"
 #include "transport/tcp/tcp_path.h"
 #include "util/deadline.h"
@@ -127,6 +128,8 @@ std::unique_ptr<transport::TcpPath> make_tcp_path(const WorldOptions& options,
   transport_options.listen_address = plan.bind.front();
   transport_options.more_listen_addresses.assign(plan.bind.begin() + 1, plan.bind.end());
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
+  transport_options.congestion_control =
+      transport::resolve_congestion_control(util::setting_string("WEFT_SOCKET_CONGESTION"));
   return std::make_unique<transport::TcpPath>(transport_options, events);
 }
 

@@ -30,6 +30,11 @@ const std::vector<SettingSpec>& all_settings() {
        "(^docker,lo; ^=docker0). Several matching: every address of each, offered to peers in "
        "the list's order, then the kernel's; logged at INFO. Empty: every address, each peer "
        "trying the others' published addresses (loopback only for a loopback MASTER_ADDR)."},
+      {"WEFT_SOCKET_CONGESTION", SettingType::kString, "auto", "",
+       "TCP congestion control of the connections between ranks. auto: the system's, but reno in "
+       "place of one that paces every stream at its own estimate (bbr), which holds a burst "
+       "back to the last rate it measured; system: the system's; a name (cubic, reno, dctcp, "
+       "...): that one, an error when the kernel refuses it. Logged at INFO."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
        "Secret shared by the ranks of one job (and its store): every connection proves it "
        "knows it by a challenge-response, the token itself is never sent or stored. weftrun "

@@ -13,6 +13,7 @@
 #include <optional>
 #include <utility>
 
+#include "transport/tcp/congestion_control.h"
 #include "transport/tcp/handshake.h"
 #include "util/futex.h"
 #include "util/hmac.h"
@@ -250,7 +251,7 @@ TcpConnection* TcpPath::connect_locked(int peer) {
                      std::chrono::steady_clock::now());
   const util::SocketAddress& address = state.dial->current();
   int connect_errno = 0;
-  util::Fd fd = util::connect_started(address, &connect_errno);
+  util::Fd fd = start_connect(address, &connect_errno);
   auto connection =
       std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/true, peer, address.to_string());
   connection->state = ConnectionState::kConnecting;
@@ -263,6 +264,12 @@ TcpConnection* TcpPath::connect_locked(int peer) {
   });
   set_epoll_events(raw, EPOLLOUT, /*add=*/true);
   return raw;
+}
+
+util::Fd TcpPath::start_connect(const util::SocketAddress& address, int* connect_errno) const {
+  util::Fd fd = util::connect_started(address, connect_errno);
+  use_congestion_control(fd.get(), options_.congestion_control);
+  return fd;
 }
 
 bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
@@ -279,7 +286,7 @@ bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& 
   int connect_errno = 0;
   util::Fd fd;
   try {
-    fd = util::connect_started(next, &connect_errno);
+    fd = start_connect(next, &connect_errno);
   } catch (const Error&) {  // out of descriptors: no address can be tried now
     return false;
   }
@@ -572,6 +579,7 @@ void TcpPath::accept_all(const Listener& listener) {
 
 void TcpPath::adopt_incoming(util::Fd fd, const std::string& address) {
   util::set_no_delay(fd.get());
+  use_congestion_control(fd.get(), options_.congestion_control);
   auto connection = std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/false, -1, address);
   connection->state = ConnectionState::kAwaitHello;
   TcpConnection* raw = connection.get();

@@ -61,6 +61,9 @@ struct TcpPathOptions {
   // How long a large payload that nobody waits for yet may stay in its socket before it is read
   // into a buffer (PathEvents::begin_arrival); tests make it long to see it stay.
   std::chrono::milliseconds park_limit{2};
+  // The TCP congestion control of every connection to a peer (resolve_congestion_control's
+  // answer); empty: the kernel's.
+  std::string congestion_control;
 };
 
 class TcpPath final : public Path {
@@ -145,6 +148,8 @@ class TcpPath final : public Path {
   // --- connections (mutex_ held) ---
   TcpConnection* sender_for_locked(int peer) WEFT_REQUIRES(mutex_);
   TcpConnection* connect_locked(int peer) WEFT_REQUIRES(mutex_);
+  // A socket connecting to `address` (util::connect_started) with our congestion control.
+  util::Fd start_connect(const util::SocketAddress& address, int* connect_errno) const;
   // --- the tour of a peer's addresses (event loop, the connection's in_mutex held) ---
   // The current address failed (`outcome`): points the connection at the next one and starts
   // connecting; false when none is left.
