@@ -288,10 +288,12 @@ static int millis_until(std::chrono::steady_clock::time_point deadline) {
   return left.count() > 1'000'000 ? 1'000'000 : static_cast<int>(left.count());
 }
 
-Fd connect_started(const SocketAddress& address, int* error) {
+Fd connect_started(const SocketAddress& address, int* error,
+                   const std::function<void(int fd)>& before_connect) {
   Fd fd(::socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) throw_system_error("socket", errno);
   set_no_delay(fd.get());
+  if (before_connect) before_connect(fd.get());
   *error = 0;
   if (::connect(fd.get(), address.raw(), address.length) != 0 && errno != EINPROGRESS) {
     *error = errno;

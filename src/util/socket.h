@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,8 +91,11 @@ Fd listen_on(const SocketAddress& address, bool non_blocking, int backlog = 1024
 SocketAddress local_address_of(int fd);
 
 // A non-blocking socket whose connect to `address` has begun (TCP_NODELAY set). *error is the
-// errno of a connect that failed at once, 0 when it is under way or done.
-Fd connect_started(const SocketAddress& address, int* error);
+// errno of a connect that failed at once, 0 when it is under way or done. `before_connect`, if
+// given, is called with the socket first: on loopback the connection may be established before
+// connect() returns.
+Fd connect_started(const SocketAddress& address, int* error,
+                   const std::function<void(int fd)>& before_connect = nullptr);
 
 // Blocking connect with a deadline; returns an invalid Fd on ECONNREFUSED (so that callers can
 // retry while a server starts), throws kTimeout / kSystem otherwise.

@@ -32,8 +32,11 @@ std::string choose_congestion_control(std::string_view setting, std::string_view
 // lets this process set. Logs the choice at INFO when it replaces the default.
 std::string resolve_congestion_control(std::string_view setting);
 
-// Sets `name` (choose_congestion_control's answer) on socket `fd`; nothing when empty. The kernel
-// accepted `name` on a socket of its own kind already, so a refusal here is only logged.
+// Sets `name` (choose_congestion_control's answer) on socket `fd`; nothing when empty. Call it
+// on a listener (what it accepts starts with its listener's) or before connect: a connection's
+// congestion control starts when it is established, and a BBR started then leaves the socket
+// paced after a change. The kernel accepted `name` on a probe socket already, so a refusal
+// here is only logged.
 void use_congestion_control(int fd, const std::string& name);
 
 // The congestion control of socket `fd`, empty when it cannot be read.

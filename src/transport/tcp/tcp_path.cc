@@ -63,6 +63,9 @@ TcpPath::TcpPath(const TcpPathOptions& options, PathEvents& events)
   auto add_listener = [this](const util::SocketAddress& address) {
     Listener listener;
     listener.fd = util::listen_on(address, /*non_blocking=*/true);
+    // Set on the listener, not on what it accepts: a connection starts with its listener's, and
+    // one that started paced (BBR) stays paced when changed once established.
+    use_congestion_control(listener.fd.get(), options_.congestion_control);
     listener.address = util::local_address_of(listener.fd.get());
     listeners_.push_back(std::move(listener));
   };
@@ -267,9 +270,11 @@ TcpConnection* TcpPath::connect_locked(int peer) {
 }
 
 util::Fd TcpPath::start_connect(const util::SocketAddress& address, int* connect_errno) const {
-  util::Fd fd = util::connect_started(address, connect_errno);
-  use_congestion_control(fd.get(), options_.congestion_control);
-  return fd;
+  // Before connect: a connection's congestion control starts when it is established, and a
+  // BBR started then would leave pacing on after the change.
+  return util::connect_started(address, connect_errno, [this](int fd) {
+    use_congestion_control(fd, options_.congestion_control);
+  });
 }
 
 bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
@@ -579,7 +584,6 @@ void TcpPath::accept_all(const Listener& listener) {
 
 void TcpPath::adopt_incoming(util::Fd fd, const std::string& address) {
   util::set_no_delay(fd.get());
-  use_congestion_control(fd.get(), options_.congestion_control);
   auto connection = std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/false, -1, address);
   connection->state = ConnectionState::kAwaitHello;
   TcpConnection* raw = connection.get();
