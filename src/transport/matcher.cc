@@ -35,15 +35,18 @@ RequestPtr Matcher::take_posted(const FrameHeader& header) {
 
 UnexpectedMessage* Matcher::add_unexpected(const FrameHeader& header) {
   // The buffer first: if it cannot be had (std::bad_alloc), nothing is queued.
+  make_room_for_sender(header.source);
   std::size_t capacity = 0;
   BufferPool::Buffer buffer = pool_.take(header.bytes, capacity);
   UnexpectedMessage& message = queue_unexpected(header);
   message.buffer = std::move(buffer);
   message.capacity = capacity;
+  hold(message, capacity);
   return &message;
 }
 
 UnexpectedMessage* Matcher::add_parked(const FrameHeader& header) {
+  make_room_for_sender(header.source);  // unpark() must not allocate for it
   UnexpectedMessage& message = queue_unexpected(header);
   message.parked = true;
   ++parked_;
@@ -65,9 +68,27 @@ void Matcher::unpark(UnexpectedMessage* message) {
   std::size_t capacity = 0;
   message->buffer = pool_.take(message->header.bytes, capacity);
   message->capacity = capacity;
+  hold(*message, capacity);
   message->parked = false;
   message->unpark_wanted = false;
   --parked_;
+}
+
+void Matcher::make_room_for_sender(uint32_t source) {
+  if (source >= held_.size()) held_.resize(std::size_t{source} + 1, 0);
+}
+
+void Matcher::hold(const UnexpectedMessage& message, std::size_t capacity) {
+  held_[static_cast<std::size_t>(message.header.source)] += capacity;
+}
+
+void Matcher::release(const UnexpectedMessage& message, std::size_t capacity) {
+  held_[static_cast<std::size_t>(message.header.source)] -= capacity;
+}
+
+std::size_t Matcher::held_from(int peer) const {
+  const auto sender = static_cast<std::size_t>(peer);
+  return peer >= 0 && sender < held_.size() ? held_[sender] : 0;
 }
 
 bool Matcher::has_posted_from(int peer) const {
@@ -100,7 +121,10 @@ void Matcher::erase_unexpected(UnexpectedMessage* message) {
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if (&*it == message) {
       if (it->parked) --parked_;
-      if (it->buffer) pool_.give_back(std::move(it->buffer), it->capacity);
+      if (it->buffer) {
+        release(*it, it->capacity);
+        pool_.give_back(std::move(it->buffer), it->capacity);
+      }
       if (spare_unexpected_.size() < kSpareNodes) {
         *it = UnexpectedMessage{};
         spare_unexpected_.splice(spare_unexpected_.begin(), unexpected_, it);

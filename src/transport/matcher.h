@@ -9,8 +9,10 @@
 // Not thread-safe: the transport holds its lock around every call.
 #pragma once
 
+#include <cstddef>
 #include <list>
 #include <memory>
+#include <vector>
 
 #include "transport/buffer_pool.h"
 #include "transport/frame_header.h"
@@ -50,6 +52,8 @@ class Matcher {
   // unpark_wanted; returns whether there were any.
   bool want_parked_from(int peer);
   int parked() const { return parked_; }
+  // Bytes of buffer that the unexpected messages from `peer` hold (parked ones hold none).
+  std::size_t held_from(int peer) const;
   // The first unclaimed unexpected message matching the receive; null if none.
   UnexpectedMessage* find_unexpected(const Request& receive);
   void erase_unexpected(UnexpectedMessage* message);
@@ -80,11 +84,17 @@ class Matcher {
   UnexpectedMessage& queue_unexpected(const FrameHeader& header);
   // Removes the receive at `it` from the queue and returns it.
   RequestPtr remove_posted(std::list<RequestPtr>::iterator it);
+  // held_ has a count for `source` (may throw std::bad_alloc).
+  void make_room_for_sender(uint32_t source);
+  // The message's buffer of `capacity` bytes counts towards (or, given back, off) its sender's.
+  void hold(const UnexpectedMessage& message, std::size_t capacity);
+  void release(const UnexpectedMessage& message, std::size_t capacity);
 
   BufferPool& pool_;
   std::list<RequestPtr> posted_;
   std::list<UnexpectedMessage> unexpected_;
   int parked_ = 0;                                 // parked messages queued
+  std::vector<std::size_t> held_;                  // held_from, by sender
   std::list<RequestPtr> spare_posted_;             // emptied nodes
   std::list<UnexpectedMessage> spare_unexpected_;  // reset nodes
 };

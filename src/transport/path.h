@@ -47,15 +47,17 @@ class PathEvents {
   // Calls fill at most once, before returning; not at all when the message is dropped (its
   // receive expected something else: that receive fails with kMismatch).
   virtual void deliver(const FrameHeader& header, const PayloadFill& fill) = 0;
-  // A message whose payload will be read in place as it comes (TCP). With `may_park` (a large
-  // payload, which a path can leave in its socket), a message that nobody waits for, while no
-  // receive from its sender is posted either, is parked: its receive, usually posted moments
-  // later, then takes the payload straight into its own buffer, with no copy through a buffer
-  // of ours, and a peer that runs ahead cannot make us hold its large messages.
+  // A message whose payload will be read in place as it comes (TCP). With `may_park` (the path
+  // can leave the payload in its socket), a message that nobody waits for, while no receive from
+  // its sender is posted either, is parked when it is large (2 MiB or more): its receive, usually
+  // posted moments later, then takes the payload straight into its own buffer, with no copy
+  // through a buffer of ours. So is any such message once its sender's earlier ones that nobody
+  // took hold 8 MiB of ours: a peer that runs ahead waits for us instead of growing our memory.
   virtual Arrival begin_arrival(const FrameHeader& header, bool may_park) = 0;
   // Where the payload of a parked message goes now: into the receive that claimed it (or
-  // nowhere, when that receive did not fit it), or, when `give_up` or when a receive that may
-  // wait behind it was posted, into a buffer of its own; Arrival::parked while it is to stay.
+  // nowhere, when that receive did not fit it), or into a buffer of its own when a receive that
+  // may wait behind it was posted, or when `give_up` while its sender holds less than 8 MiB of
+  // ours; Arrival::parked while it is to stay.
   virtual Arrival resume_arrival(UnexpectedMessage* message, bool give_up) = 0;
   // The whole payload of an unexpected message is in: a receive that claimed it meanwhile
   // completes now.

@@ -12,6 +12,20 @@ namespace weft::transport {
 
 namespace {
 
+// A payload at least this large that nobody waits for yet, from a sender that none of our posted
+// receives names (nothing can be waiting behind it), stays in its socket until its receive is
+// posted; the path reads it into a buffer after all when the wait grows long (TcpPathOptions::
+// park_limit), so that a rank waiting on something else never waits on it for long. Smaller
+// ones go through a buffer: among them the segments of the collectives' pipelines (1 MiB by
+// default), which come back to back, each a little ahead of its receive; parked, each would stop
+// the stream until the one before it is handled.
+constexpr uint64_t kParkBytes = 2 * 1024 * 1024;
+// What a sender's messages that nobody took yet may hold of our memory. Beyond it, whatever it
+// sends next stays in its socket, and stays past the path's time limit too, until receives take
+// what we hold: a sender running ahead (the root of back-to-back broadcasts) then waits for us
+// through TCP's flow control instead of growing our memory without end.
+constexpr std::size_t kHeldPerSender = 8 * 1024 * 1024;
+
 std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& message) {
   return std::make_shared<const Error>(code, message);
 }
@@ -264,6 +278,13 @@ void Router::deliver(const FrameHeader& header, const PayloadFill& fill) {
   receive->complete();
 }
 
+bool Router::should_park(const FrameHeader& header) const {
+  const int sender = static_cast<int>(header.source);
+  // A receive posted from the sender waits for a later message, maybe behind this one.
+  if (matcher_.has_posted_from(sender)) return false;
+  return header.bytes >= kParkBytes || matcher_.held_from(sender) >= kHeldPerSender;
+}
+
 Arrival Router::begin_arrival(const FrameHeader& header, bool may_park) {
   Arrival arrival;
   RequestPtr conflicting;
@@ -273,8 +294,7 @@ Arrival Router::begin_arrival(const FrameHeader& header, bool may_park) {
     arrival.receive = matcher_.take_posted(header);
     if (arrival.receive) {
       mismatch = check_fit(*arrival.receive, header);
-    } else if (may_park && !matcher_.has_posted_from(static_cast<int>(header.source))) {
-      // Nothing posted can be waiting behind this payload: it may wait in the socket.
+    } else if (may_park && should_park(header)) {
       arrival.unexpected = matcher_.add_parked(header);
       arrival.parked = true;
     } else {
@@ -333,7 +353,9 @@ Arrival Router::resume_arrival(UnexpectedMessage* message, bool give_up) {
     if (fit) arrival.receive = std::move(receive);
     return arrival;
   }
-  if (!give_up && !message->unpark_wanted) {
+  const bool held_enough =
+      matcher_.held_from(static_cast<int>(message->header.source)) >= kHeldPerSender;
+  if (!message->unpark_wanted && (!give_up || held_enough)) {
     arrival.unexpected = message;
     arrival.parked = true;
     return arrival;

@@ -80,6 +80,9 @@ class Router : public Transport, public PathEvents {
  private:
   // Every path with a parked message is told that one is wanted (no lock held).
   void wake_parked();
+  // Whether a message nobody waits for, whose path can leave its payload in the socket, stays
+  // there (begin_arrival): a large one, or any once its sender holds enough of our memory.
+  bool should_park(const FrameHeader& header) const WEFT_REQUIRES(mutex_);
   // The path that carries messages to `peer` (not this rank; not kAnyPeer).
   Path* path_to(int peer) const;
   // Has a path that notices departures watch `peer`, once.

@@ -118,6 +118,31 @@ TEST(Matcher, ParkedMessagesMatchGetTheirBufferWhenUnparkedAndAreCounted) {
   }
 }
 
+TEST(Matcher, WhatEachSenderHoldsCountsBuffersNotParkedPayloads) {
+  BufferPool pool;
+  Matcher matcher(pool);
+  EXPECT_EQ(matcher.held_from(1), 0u);
+  EXPECT_EQ(matcher.held_from(-1), 0u);  // kAnyPeer holds nothing
+  UnexpectedMessage* first = matcher.add_unexpected(message_from(1, 1, 1000));
+  UnexpectedMessage* second = matcher.add_unexpected(message_from(1, 2, 5000));
+  UnexpectedMessage* other = matcher.add_unexpected(message_from(3, 1, 100));
+  UnexpectedMessage* parked = matcher.add_parked(message_from(1, 3, 1u << 20));
+  EXPECT_EQ(matcher.held_from(1), first->capacity + second->capacity);
+  EXPECT_GE(matcher.held_from(1), 6000u);
+  EXPECT_EQ(matcher.held_from(3), other->capacity);
+  EXPECT_EQ(matcher.held_from(2), 0u);
+  EXPECT_EQ(matcher.held_from(1000), 0u);  // a sender never seen
+  matcher.unpark(parked);
+  EXPECT_EQ(matcher.held_from(1), first->capacity + second->capacity + parked->capacity);
+  matcher.erase_unexpected(first);
+  matcher.erase_unexpected(parked);
+  EXPECT_EQ(matcher.held_from(1), second->capacity);
+  matcher.erase_unexpected(second);
+  matcher.erase_unexpected(other);
+  EXPECT_EQ(matcher.held_from(1), 0u);
+  EXPECT_EQ(matcher.held_from(3), 0u);
+}
+
 TEST(Matcher, AReceiveThatMayWaitBehindAParkedMessageWantsItUnparked) {
   BufferPool pool;
   Matcher matcher(pool);

@@ -184,6 +184,32 @@ TEST(TcpParkedPayload, ASenderThatLeavesMidPayloadFailsTheReceiveNamingIt) {
 // Large payloads are read straight into their receives (to their last byte), and after a large
 // one the next read between frames takes a header only: whatever the mix of sizes, every
 // message arrives whole, whether its receive was posted before it came or after.
+TEST(TcpParkedPayload, ASenderThatRunsAheadWaitsInItsSocketNotInOurMemory) {
+  // 128 messages of 512 KiB, below the size that is parked for itself, sent with no receive
+  // posted (the root of back-to-back broadcasts). The receiver holds 8 MiB of them at most and
+  // the kernel's socket buffers a few more, so well over half the sends cannot complete, even
+  // long past the park limit; once the receives come, every message arrives, in order.
+  constexpr std::size_t kBytes = 512u << 10;
+  constexpr int kMessages = 128;
+  Pair pair = make_pair(2ms);
+  connect(pair);
+  std::vector<Message> sent;
+  for (int i = 0; i < kMessages; ++i) sent.push_back(send(*pair.sender, 0, 1000 + i, kBytes));
+  std::this_thread::sleep_for(500ms);
+  int completed = 0;
+  for (const Message& message : sent) completed += message.request->done() ? 1 : 0;
+  EXPECT_LT(completed, kMessages / 2) << "the receiver held what its sender ran ahead with";
+  for (int i = 0; i < kMessages; ++i) {
+    Message got = receive(*pair.receiver, 1, 1000 + i, kBytes);
+    ASSERT_TRUE(completes_polled(*pair.receiver, got.request, 20s)) << "message " << i;
+    expect_payload(got, 1000 + i, kBytes);
+  }
+  for (const Message& message : sent) {
+    ASSERT_TRUE(finishes_within(message.request, 10s));
+    EXPECT_FALSE(message.request->failed());
+  }
+}
+
 TEST(TcpStream, LargeAndSmallMessagesInAnyOrderArriveWhole) {
   const std::vector<std::size_t> sizes{
       300 << 10, 8,         1 << 20, (64 << 10) - 1, 64 << 10, 2, 5 << 20, 70 << 10, 1, 3 << 20,

@@ -31,13 +31,6 @@ constexpr uint64_t kMaxControlPayload = 64 * 1024;
 constexpr int kLoopTickMs = 200;
 // How long a connection a waiter has just read stays unwatched by the loop.
 constexpr int kLingerMs = 1;
-// A payload at least this large that nobody waits for yet stays in the socket until its
-// receive is posted (PathEvents::begin_arrival), for at most the options' park_limit: then it is
-// read into a buffer, so that a rank waiting on something else never waits on it for long.
-// Smaller ones go through a buffer: among them the segments of the collectives' pipelines
-// (1 MiB by default), which come back to back, each a little ahead of its receive; parked, each
-// would stop the stream until the one before it is handled.
-constexpr uint64_t kParkBytes = 2 * 1024 * 1024;
 
 // Bytes this thread read or wrote, in any unit that grows: poll() says whether it moved any.
 thread_local uint64_t bytes_moved_here = 0;
@@ -1060,7 +1053,9 @@ void TcpPath::begin_frame(TcpConnection* connection) {
     connection->payload_target = connection->control_payload.data();
     return;
   }
-  Arrival arrival = events_.begin_arrival(header, /*may_park=*/header.bytes >= kParkBytes);
+  // A payload stays in the socket as long as the Router wants: nothing of it is read yet
+  // beyond what the staging buffer holds.
+  Arrival arrival = events_.begin_arrival(header, /*may_park=*/true);
   if (arrival.parked) {
     park(connection, arrival.unexpected);
     return;
