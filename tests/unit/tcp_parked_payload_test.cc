@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/tcp_rank.h"
@@ -186,15 +187,19 @@ TEST(TcpParkedPayload, ASenderThatLeavesMidPayloadFailsTheReceiveNamingIt) {
 // message arrives whole, whether its receive was posted before it came or after.
 TEST(TcpParkedPayload, ASenderThatRunsAheadWaitsInItsSocketNotInOurMemory) {
   // 128 messages of 512 KiB, below the size that is parked for itself, sent with no receive
-  // posted (the root of back-to-back broadcasts). The receiver holds 8 MiB of them at most and
-  // the kernel's socket buffers a few more, so well over half the sends cannot complete, even
-  // long past the park limit; once the receives come, every message arrives, in order.
+  // posted (the root of back-to-back broadcasts), then an empty one and a small one. The
+  // receiver holds 8 MiB of them at most and the kernel's socket buffers a few more, so well
+  // over half the sends cannot complete, even long past the park limit; once the receives
+  // come, every message arrives whole.
   constexpr std::size_t kBytes = 512u << 10;
   constexpr int kMessages = 128;
   Pair pair = make_pair(2ms);
   connect(pair);
   std::vector<Message> sent;
   for (int i = 0; i < kMessages; ++i) sent.push_back(send(*pair.sender, 0, 1000 + i, kBytes));
+  // Behind them, an empty message and a small one: parked too, they must resume whole.
+  sent.push_back(send(*pair.sender, 0, 2000, 0));
+  sent.push_back(send(*pair.sender, 0, 2001, 8));
   std::this_thread::sleep_for(500ms);
   int completed = 0;
   for (const Message& message : sent) completed += message.request->done() ? 1 : 0;
@@ -203,6 +208,11 @@ TEST(TcpParkedPayload, ASenderThatRunsAheadWaitsInItsSocketNotInOurMemory) {
     Message got = receive(*pair.receiver, 1, 1000 + i, kBytes);
     ASSERT_TRUE(completes_polled(*pair.receiver, got.request, 20s)) << "message " << i;
     expect_payload(got, 1000 + i, kBytes);
+  }
+  for (auto [tag, bytes] : {std::pair<uint64_t, std::size_t>{2000, 0}, {2001, 8}}) {
+    Message got = receive(*pair.receiver, 1, tag, bytes);
+    ASSERT_TRUE(completes_polled(*pair.receiver, got.request, 20s)) << "tag " << tag;
+    expect_payload(got, tag, bytes);
   }
   for (const Message& message : sent) {
     ASSERT_TRUE(finishes_within(message.request, 10s));

@@ -1023,6 +1023,10 @@ void TcpPath::parse_frames(TcpConnection* connection) {
       if (connection->payload_left == 0) finish_frame(connection);
       continue;
     }
+    if (connection->payload_left == 0) {  // an empty payload that was parked, now resumed
+      finish_frame(connection);
+      continue;
+    }
     std::size_t take = std::min<uint64_t>(connection->staged(), connection->payload_left);
     if (take == 0) return;
     if (connection->payload_target) {
