@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <latch>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -317,7 +318,10 @@ TEST_P(PointToPointErrors, AWaitThatTimesOutMidTransferReturnsOnlyWhenTheBufferI
 }
 
 TEST_P(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
-  run_ranks(3, [](ProcessGroup& group) {
+  // Ranks 1 and 2 leave only once both have failed: one that left at once could beat rank 0's
+  // abort to its partner, which would then rightly report that departure instead.
+  std::latch both_failed(2);
+  run_ranks(3, [&both_failed](ProcessGroup& group) {
     std::vector<float> data(1);
     if (group.rank() == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -328,6 +332,7 @@ TEST_P(PointToPointErrors, AbortFailsPendingOperationsOnEveryRank) {
     // Ranks 1 and 2 wait on each other; rank 0's abort reaches them through the flood.
     group.send(data, 0);  // connects to rank 0 so the abort can reach us
     Error error = error_of([&] { group.recv(data, 3 - group.rank(), 7); });
+    both_failed.arrive_and_wait();
     EXPECT_EQ(error.code(), ErrorCode::kAborted) << error.what();
     EXPECT_NE(std::string(error.what()).find("test abort"), std::string::npos) << error.what();
   });
