@@ -107,6 +107,11 @@ std::unique_ptr<testing::TcpRank> rank_using(int rank, const std::string& conges
   return std::make_unique<testing::TcpRank>(rank, options, nullptr);
 }
 
+// A send or receive of `buffer` with rank `peer`, on one context and tag.
+RequestPtr request(Request::Kind kind, int peer, std::vector<char>& buffer) {
+  return std::make_shared<Request>(kind, peer, 1, 7, Signature{}, buffer.data(), buffer.size());
+}
+
 TEST(CongestionControl, ConnectionsBetweenRanksUseTheChosenOneBothWays) {
   // Reno is built into every kernel and every process may choose it.
   const std::string chosen = resolve_congestion_control("reno");
@@ -117,16 +122,12 @@ TEST(CongestionControl, ConnectionsBetweenRanksUseTheChosenOneBothWays) {
   rank1->set_peer_addresses({rank0->listen_address(), rank1->listen_address()});
   // Each rank sends first, so that each dials a connection of its own.
   std::vector<char> to1(32, 'a'), at1(32), to0(32, 'b'), at0(32);
-  auto send01 =
-      std::make_shared<Request>(Request::Kind::kSend, 1, 1, 7, Signature{}, to1.data(), to1.size());
-  auto send10 =
-      std::make_shared<Request>(Request::Kind::kSend, 0, 1, 7, Signature{}, to0.data(), to0.size());
+  auto send01 = request(Request::Kind::kSend, 1, to1);
+  auto send10 = request(Request::Kind::kSend, 0, to0);
   rank0->post_send(send01);
   rank1->post_send(send10);
-  auto recv1 =
-      std::make_shared<Request>(Request::Kind::kRecv, 0, 1, 7, Signature{}, at1.data(), at1.size());
-  auto recv0 =
-      std::make_shared<Request>(Request::Kind::kRecv, 1, 1, 7, Signature{}, at0.data(), at0.size());
+  auto recv1 = request(Request::Kind::kRecv, 0, at1);
+  auto recv0 = request(Request::Kind::kRecv, 1, at0);
   rank1->post_recv(recv1);
   rank0->post_recv(recv0);
   for (const RequestPtr& request : {send01, send10, recv1, recv0}) {

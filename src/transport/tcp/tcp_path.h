@@ -17,9 +17,9 @@
 //   request reads and writes its peer's connection, and writes every other queue, itself: on
 //   the fast path no message waits for the loop thread to wake. Payloads are read straight
 //   into the matching receive's buffer (the Router matches: PathEvents::begin_arrival); a
-//   message that arrives before its receive waits in the Router's pooled buffer, or, when large
-//   and nothing from its sender is awaited, in the socket until its receive comes ("parked",
-//   PathEvents::begin_arrival; for at most park_limit).
+//   message that arrives before its receive waits in the Router's pooled buffer, or, when the
+//   Router says so (a large one, or any once its sender holds enough of our memory), in the
+//   socket until its receive comes ("parked", PathEvents::begin_arrival).
 // - A connection that ends without a goodbye means the peer died: the Router hears of it, fails
 //   every pending request that names it, and has the news told to every other connected peer
 //   (announce_death), as it does for a death a peer reports to us.
@@ -58,8 +58,9 @@ struct TcpPathOptions {
   util::SocketAddress listen_address;                      // port 0: any free port
   std::vector<util::SocketAddress> more_listen_addresses;  // each with a listener of its own
   std::chrono::milliseconds handshake_timeout{10'000};
-  // How long a large payload that nobody waits for yet may stay in its socket before it is read
-  // into a buffer (PathEvents::begin_arrival); tests make it long to see it stay.
+  // How long a parked payload waits before the Router is asked to let it be read into a buffer
+  // (PathEvents::resume_arrival's give_up; it keeps one whose sender holds enough of our
+  // memory); tests make it long to see a payload stay.
   std::chrono::milliseconds park_limit{2};
   // The TCP congestion control of every connection to a peer (resolve_congestion_control's
   // answer); empty: the kernel's.
@@ -238,7 +239,7 @@ class TcpPath final : public Path {
   // Leaves the current payload, and everything behind it, unread for now.
   void park(TcpConnection* connection, UnexpectedMessage* message)
       WEFT_REQUIRES(connection->in_mutex);
-  // Asks the Router where the parked payload goes now (`give_up`: it may wait no longer) and
+  // Asks the Router where the parked payload goes now (`give_up`: it waited park_limit) and
   // reads what is staged of it; false while it stays parked or when the connection was dropped.
   bool resume_parked(TcpConnection* connection, bool give_up) WEFT_REQUIRES(connection->in_mutex);
   // Event loop: resumes the parked payloads that are wanted or have waited park_limit.
