@@ -4,8 +4,10 @@
 // all get it out of the way. And a stream of large and small messages mixed arrives whole.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -23,9 +25,20 @@ using testing::finishes_within;
 using testing::TcpRank;
 
 constexpr uint64_t kContext = 3;
-// Larger than what the kernel's socket buffers on both ends hold together: while its payload is
+// The most the kernel's buffers of one loopback connection hold: the receiver's and the
+// sender's autotuning limits (tcp_rmem's and tcp_wmem's last fields), 16 MiB each where unreadable.
+std::size_t kernel_socket_buffers() {
+  auto largest = [](const char* path) -> std::size_t {
+    std::ifstream file(path);
+    std::size_t least = 0, initial = 0, most = 0;
+    return file >> least >> initial >> most ? most : std::size_t{16} << 20;
+  };
+  return largest("/proc/sys/net/ipv4/tcp_rmem") + largest("/proc/sys/net/ipv4/tcp_wmem");
+}
+
+// Twice what the kernel's socket buffers on both ends hold together: while its payload is
 // parked, the send cannot complete.
-constexpr std::size_t kLarge = 32u << 20;
+const std::size_t kLarge = std::max(std::size_t{32} << 20, 2 * kernel_socket_buffers());
 
 std::unique_ptr<TcpRank> make_rank(int rank, std::chrono::milliseconds park_limit) {
   TcpPathOptions options;
@@ -186,13 +199,13 @@ TEST(TcpParkedPayload, ASenderThatLeavesMidPayloadFailsTheReceiveNamingIt) {
 // one the next read between frames takes a header only: whatever the mix of sizes, every
 // message arrives whole, whether its receive was posted before it came or after.
 TEST(TcpParkedPayload, ASenderThatRunsAheadWaitsInItsSocketNotInOurMemory) {
-  // 128 messages of 512 KiB, below the size that is parked for itself, sent with no receive
+  // Messages of 512 KiB, below the size that is parked for itself, sent with no receive
   // posted (the root of back-to-back broadcasts), then an empty one and a small one. The
-  // receiver holds 8 MiB of them at most and the kernel's socket buffers a few more, so well
-  // over half the sends cannot complete, even long past the park limit; once the receives
-  // come, every message arrives whole.
+  // receiver holds 8 MiB of them at most and the kernel's socket buffers some more: sending
+  // twice that much, over half the sends cannot complete, even long past the park limit; once
+  // the receives come, every message arrives whole.
   constexpr std::size_t kBytes = 512u << 10;
-  constexpr int kMessages = 128;
+  const int kMessages = static_cast<int>(2 * ((8u << 20) + kernel_socket_buffers()) / kBytes);
   Pair pair = make_pair(2ms);
   connect(pair);
   std::vector<Message> sent;
