@@ -1,9 +1,13 @@
 #include "weft/process_group.h"
 
+#include <memory>
+#include <utility>
+
 #include "api/argument_checks.h"
 #include "api/process_group_impl.h"
 #include "core/communicator.h"
 #include "core/request_work.h"
+#include "util/block_recycler.h"
 
 namespace weft {
 
@@ -24,6 +28,13 @@ core::OpStart p2p_start(const char* op, int peer, ConstBufferView data) {
   what.dtype = data.dtype();
   what.peer = peer;
   return what;
+}
+
+// A point-to-point call makes one Work: recycled, as its request is (transport::make_request).
+template <class... Args>
+std::shared_ptr<Work> make_request_work(Args&&... args) {
+  return std::allocate_shared<core::RequestWork>(util::RecyclingAllocator<core::RequestWork>(),
+                                                 std::forward<Args>(args)...);
 }
 
 }  // namespace
@@ -47,7 +58,7 @@ std::shared_ptr<Work> ProcessGroup::isend(ConstBufferView data, int dst, int tag
   auto request =
       impl_->comm->post_send(core::Channel::kPointToPoint, dst, static_cast<uint64_t>(tag),
                              p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
-  return std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info, token);
+  return make_request_work(impl_->comm, std::move(request), info, token);
 }
 
 std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
@@ -60,7 +71,7 @@ std::shared_ptr<Work> ProcessGroup::irecv(BufferView data, int src, int tag) {
   auto request =
       impl_->comm->post_recv(core::Channel::kPointToPoint, src, static_cast<uint64_t>(tag),
                              p2p_signature(data.dtype(), data.count()), data.data(), data.bytes());
-  return std::make_shared<core::RequestWork>(impl_->comm, std::move(request), info, token);
+  return make_request_work(impl_->comm, std::move(request), info, token);
 }
 
 void ProcessGroup::send(ConstBufferView data, int dst, int tag) { isend(data, dst, tag)->wait(); }

@@ -45,7 +45,7 @@ void CollectiveCall::wait(const core::RequestPtr& request) {
   }
 }
 
-void CollectiveCall::wait_all(const std::vector<core::RequestPtr>& requests) {
+void CollectiveCall::wait_all(std::span<const core::RequestPtr> requests) {
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (!requests[i]) continue;
     try {
@@ -64,9 +64,9 @@ void CollectiveCall::wait_all(const std::vector<core::RequestPtr>& requests) {
 void CollectiveCall::send_recv(int send_peer, uint32_t step, const void* send_data,
                                std::size_t send_bytes, int recv_peer, void* recv_data,
                                std::size_t recv_bytes) {
-  std::vector<core::RequestPtr> requests;
-  if (recv_peer >= 0) requests.push_back(irecv(recv_peer, step, recv_data, recv_bytes));
-  if (send_peer >= 0) requests.push_back(isend(send_peer, step, send_data, send_bytes));
+  core::RequestPtr requests[2];  // a null one is skipped
+  if (recv_peer >= 0) requests[0] = irecv(recv_peer, step, recv_data, recv_bytes);
+  if (send_peer >= 0) requests[1] = isend(send_peer, step, send_data, send_bytes);
   wait_all(requests);
 }
 

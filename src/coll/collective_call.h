@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/communicator.h"
@@ -49,7 +50,7 @@ class CollectiveCall {
   core::RequestPtr isend(int peer, uint32_t step, const void* data, std::size_t bytes);
   core::RequestPtr irecv(int peer, uint32_t step, void* data, std::size_t bytes);
   void wait(const core::RequestPtr& request);
-  void wait_all(const std::vector<core::RequestPtr>& requests);
+  void wait_all(std::span<const core::RequestPtr> requests);
   // Sends to one peer and receives from another (or the same) at once; returns when both are
   // done. Either side may be skipped with peer -1.
   void send_recv(int send_peer, uint32_t step, const void* send_data, std::size_t send_bytes,

@@ -112,9 +112,9 @@ int Communicator::group_rank_of(int world_rank) const {
 transport::RequestPtr Communicator::post_send(Channel channel, int peer, uint64_t tag,
                                               const OpSignature& op, const void* data,
                                               std::size_t bytes) {
-  auto request = std::make_shared<transport::Request>(transport::Request::Kind::kSend,
-                                                      world_ranks_[peer], context(channel), tag,
-                                                      op.pack(), const_cast<void*>(data), bytes);
+  auto request =
+      transport::make_request(transport::Request::Kind::kSend, world_ranks_[peer], context(channel),
+                              tag, op.pack(), const_cast<void*>(data), bytes);
   request->operation_tagged = channel == Channel::kCollective;
   world_->transport().post_send(request);
   return request;
@@ -124,8 +124,8 @@ transport::RequestPtr Communicator::post_recv(Channel channel, int peer, uint64_
                                               const OpSignature& op, void* data,
                                               std::size_t bytes) {
   int world_peer = peer == transport::kAnyPeer ? transport::kAnyPeer : world_ranks_[peer];
-  auto request = std::make_shared<transport::Request>(
-      transport::Request::Kind::kRecv, world_peer, context(channel), tag, op.pack(), data, bytes);
+  auto request = transport::make_request(transport::Request::Kind::kRecv, world_peer,
+                                         context(channel), tag, op.pack(), data, bytes);
   request->operation_tagged = channel == Channel::kCollective;
   world_->transport().post_recv(request);
   return request;

@@ -9,6 +9,12 @@ static int class_of(std::size_t bytes) {
   return bytes <= 64 ? 6 : static_cast<int>(std::bit_width(bytes - 1));
 }
 
+BufferPool::BufferPool() {
+  // Each class's list at its full length from the start: giving a buffer back never allocates.
+  util::MutexLock lock(mutex_);
+  for (auto& list : free_) list.reserve(kKeepPerClass);
+}
+
 BufferPool::Buffer BufferPool::take(std::size_t bytes, std::size_t& capacity) {
   // Beyond the last class the index would leave free_: a length from the wire must not do that.
   if (bytes > kLargestBuffer) throw std::bad_alloc();

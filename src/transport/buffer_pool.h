@@ -20,6 +20,8 @@ class BufferPool {
   // The largest buffer it hands out (its largest size class).
   static constexpr std::size_t kLargestBuffer = std::size_t{1} << (kClasses - 1);
 
+  BufferPool();
+
   // A buffer of at least `bytes`; `capacity` receives its real size. Throws std::bad_alloc
   // when there is no such buffer: more than kLargestBuffer, or out of memory.
   Buffer take(std::size_t bytes, std::size_t& capacity);

@@ -74,6 +74,10 @@ void Matcher::unpark(UnexpectedMessage* message) {
   --parked_;
 }
 
+void Matcher::expect_senders(int count) {
+  if (count > 0) make_room_for_sender(static_cast<uint32_t>(count - 1));
+}
+
 void Matcher::make_room_for_sender(uint32_t source) {
   if (source >= held_.size()) held_.resize(std::size_t{source} + 1, 0);
 }

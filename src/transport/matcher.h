@@ -35,6 +35,9 @@ struct UnexpectedMessage {
 class Matcher {
  public:
   explicit Matcher(BufferPool& pool) : pool_(pool) {}
+  // Makes room for senders 0 .. count - 1 up front: their first unexpected message then costs
+  // no allocation (a sender past them still gets room when it comes).
+  void expect_senders(int count);
 
   // The first posted receive matching the header, removed from the queue; null if none.
   RequestPtr take_posted(const FrameHeader& header);

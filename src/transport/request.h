@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "transport/frame_header.h"
+#include "util/block_recycler.h"
 #include "weft/error.h"
 
 namespace weft::transport {
@@ -84,6 +86,14 @@ class Request {
 };
 
 using RequestPtr = std::shared_ptr<Request>;
+
+// A request in a recycled block (util/block_recycler.h): one is made for every message, and the
+// message path should not need the heap.
+template <class... Args>
+RequestPtr make_request(Args&&... args) {
+  return std::allocate_shared<Request>(util::RecyclingAllocator<Request>(),
+                                       std::forward<Args>(args)...);
+}
 
 // The header of the message a send request carries, from world rank `source`.
 inline FrameHeader data_header(const Request& send, int source) {

@@ -39,6 +39,7 @@ Router::Router(int rank, int world_size)
       watched_(new std::atomic<bool>[world_size]()) {
   util::MutexLock lock(mutex_);
   failures_.resize(world_size);
+  matcher_.expect_senders(world_size);
 }
 
 Router::~Router() { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }

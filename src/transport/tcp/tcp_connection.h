@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
 #include "util/mutex.h"
+#include "util/ring_deque.h"
 #include "util/socket.h"
 
 namespace weft::transport {
@@ -92,7 +92,7 @@ class TcpConnection {
   util::Mutex send_mutex WEFT_ACQUIRED_BEFORE(watch_mutex);
   bool ready WEFT_GUARDED_BY(send_mutex) = false;   // handshake done: frames may be written
   bool broken WEFT_GUARDED_BY(send_mutex) = false;  // writes failed or the peer failed: dropped
-  std::deque<OutboundFrame> queue WEFT_GUARDED_BY(send_mutex);
+  util::RingDeque<OutboundFrame> queue WEFT_GUARDED_BY(send_mutex);
 
   // --- what the event loop watches, once ready (watch_mutex) ---------------------------------
   util::Mutex watch_mutex;

@@ -1345,6 +1345,7 @@ void TcpPath::drop_stale_handshakes() {
     }
     if (!dial_next_candidate(connection, outcome)) fail_unreachable_peer(connection, outcome);
   }
+  if (stale.empty()) return;  // the loop sweeps often: no text built for nothing
   std::string within = " within " + std::to_string(options_.handshake_timeout.count()) +
                        " ms (WEFT_HANDSHAKE_TIMEOUT)";
   for (TcpConnection* connection : stale) {
