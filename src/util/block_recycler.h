@@ -2,9 +2,9 @@
 // RecyclingAllocator, an allocator (for std::allocate_shared) that takes its blocks from one.
 //
 // An object made and dropped once per message (a transport request) would otherwise cost a
-// trip to the heap each time: under a busy or contended allocator, or one that returns memory
-// to the system, that trip is what makes a small message's time vary. A recycler keeps up to
-// `keep` blocks; past that it frees them, so a burst leaves no more than that behind.
+// trip to the heap each time, whose cost depends on whatever else the process allocates (the
+// framework around us, its other threads); a recycled block's does not. A recycler keeps up
+// to `keep` blocks; past that it frees them, so a burst leaves no more than that behind.
 // Under AddressSanitizer it keeps nothing: every block goes back to the heap, so a use after
 // free is still caught.
 // Thread-safety: take and give may be called from any thread.

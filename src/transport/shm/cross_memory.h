@@ -17,8 +17,8 @@ int read_process_memory(pid_t pid, uint64_t remote, void* local, std::size_t byt
 
 // Whether this process may read process `pid`'s memory: reads 8 bytes at `remote` and checks
 // them against `expected`. Returns 0 or the errno (EIO when the bytes differ).
-// The kernel's answer is the same for every reader of one process, so it is asked once per
-// process: the point-to-point mailboxes and every group's collective window share it. A
+// The kernel's answer is about this process reading that one, whoever here asks, so it is
+// asked once per process: the point-to-point mailboxes and every group's window share it. A
 // process is known by its pid and start time (a pid the kernel reuses is probed anew); a
 // success or a refusal (EPERM) is remembered, an answer about the address (EFAULT, EIO) is not.
 int probe_process_memory(pid_t pid, uint64_t remote, uint64_t expected);
