@@ -10,8 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -268,29 +270,36 @@ constexpr int kChildSpun = 10;
 constexpr int kChildNotServed = 11;
 constexpr int kChildSetupFailed = 12;
 
+int setup_failed(const char* step) {
+  std::fprintf(stderr, "child: %s failed: %s\n", step, std::strerror(errno));
+  return kChildSetupFailed;
+}
+
 // In a child process: rank 0 listens while the process has no descriptor left, and connections
 // wait in its backlog. Measures the CPU the process uses meanwhile, then frees descriptors and
 // checks that a real rank gets through.
 int run_out_of_descriptors() {
   auto rank0 = make_rank(0);
   rlimit old_limit{};
-  if (getrlimit(RLIMIT_NOFILE, &old_limit) != 0) return kChildSetupFailed;
+  if (getrlimit(RLIMIT_NOFILE, &old_limit) != 0) return setup_failed("getrlimit");
   rlimit low = old_limit;
   low.rlim_cur = 256;
-  if (setrlimit(RLIMIT_NOFILE, &low) != 0) return kChildSetupFailed;
+  if (setrlimit(RLIMIT_NOFILE, &low) != 0) return setup_failed("setrlimit");
+  // The clients' sockets exist before the descriptors run out: a descriptor freed for one later
+  // could be taken first by the event loop's accept of the connection before it.
+  constexpr int kWaiting = 3;
+  std::vector<util::Fd> waiting;
+  for (int i = 0; i < kWaiting; ++i) {
+    waiting.emplace_back(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!waiting.back().valid()) return setup_failed("socket");
+  }
   std::vector<util::Fd> filler;
   for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.emplace_back(fd);
-  constexpr int kWaiting = 3;
-  if (filler.size() < kWaiting) return kChildSetupFailed;
-  std::vector<util::Fd> waiting;
   auto address = rank0->listen_address();
-  for (int i = 0; i < kWaiting; ++i) {
-    filler.pop_back();
-    util::Fd client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!client.valid() || ::connect(client.get(), address.raw(), address.length) != 0) {
-      return kChildSetupFailed;
+  for (const util::Fd& client : waiting) {
+    if (::connect(client.get(), address.raw(), address.length) != 0) {
+      return setup_failed("connect");
     }
-    waiting.push_back(std::move(client));
   }
   std::this_thread::sleep_for(50ms);
   auto started = cpu_time();
