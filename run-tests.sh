@@ -8,7 +8,8 @@ root=$(cd "$(dirname "$0")" && pwd)
 "$root/scripts/build.sh"
 build=${WEFT_BUILD_DIR:-$root/build}
 cd "$build"
-# WEFT_EXTENDED_TESTS=1 adds the slow extended tests (PyTorch's backend suite, ~3 minutes).
+# WEFT_EXTENDED_TESTS=1 adds the extended tests (PyTorch's backend suite on both torches, and
+# `pip install .`: a few minutes).
 extended=(-LE extended)
 if [ "${WEFT_EXTENDED_TESTS:-0}" = 1 ]; then
   extended=()

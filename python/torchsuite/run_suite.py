@@ -42,6 +42,7 @@ import fnmatch
 import json
 import multiprocessing
 import multiprocessing.context
+import multiprocessing.spawn
 import os
 import platform
 import shutil
@@ -341,8 +342,15 @@ def _run(args, features):
 
     if args.start_method == "forkserver":
         # The fork server starts with the first test, in this environment, and imports this
-        # file as __mp_main__: the bootstrap above, once for the whole run.
-        multiprocessing.set_forkserver_preload(["__main__"])
+        # file as __mp_main__ (forkserver_main.py): the bootstrap above, once for the whole run.
+        # The path is the one a rank's preparation compares its __main__ with; the server does
+        # not put the runner's sys.path in place before it preloads, so it finds the module
+        # through PYTHONPATH.
+        os.environ["TORCHSUITE_MAIN_PATH"] = multiprocessing.spawn.get_preparation_data(
+            "torchsuite")["init_main_from_path"]
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [HERE, os.environ.get("PYTHONPATH", "")]))
+        multiprocessing.set_forkserver_preload(["forkserver_main"])
     suite = unittest.TestSuite(cls(name) for name in names)
     runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2 if args.verbose else 1,
                                      resultclass=_Result)
