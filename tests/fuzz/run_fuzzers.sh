@@ -29,7 +29,9 @@ echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 started=$(date +%s)
+# -O1 with line tables: libFuzzer's advice, and half the compile time of -O2 -g.
 cmake -S "$repo" -B "$build" -DWEFT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_C_COMPILER="$clangc" "${launcher[@]}" >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; echo "run_fuzzers.sh: configure failed"; exit 1; }
 cmake --build "$build" -j1 -- $targets >"$build/build.log" 2>&1 ||
