@@ -36,7 +36,8 @@ Router::Router(int rank, int world_size)
     : rank_(rank),
       world_size_(world_size),
       failed_(new std::atomic<bool>[world_size]()),
-      watched_(new std::atomic<bool>[world_size]()) {
+      watched_(new std::atomic<bool>[world_size]()),
+      pool_(kHeldPerSender) {
   util::MutexLock lock(mutex_);
   failures_.resize(world_size);
   matcher_.expect_senders(world_size);

@@ -102,7 +102,7 @@ class Router : public Transport, public PathEvents {
   std::atomic<bool> refusing_{false};
 
   mutable util::Mutex mutex_;
-  BufferPool pool_;
+  BufferPool pool_;  // keeps kHeldPerSender of each size (router.cc)
   Matcher matcher_ WEFT_GUARDED_BY(mutex_){pool_};
   std::vector<std::shared_ptr<const Error>> failures_ WEFT_GUARDED_BY(mutex_);  // per peer
   std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_ WEFT_GUARDED_BY(mutex_);
