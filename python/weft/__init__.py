@@ -12,6 +12,7 @@ import atexit as _atexit
 import logging as _logging
 import os as _os
 import threading as _threading
+import time as _time
 
 from . import _weft
 
@@ -128,6 +129,9 @@ class _LogBridge:
     def _run(self):
         while self._enabled:
             self.flush(wait=0.2)
+            # A moment out of the lock: a Lock is not fair, and a flush_python_logging() waiting
+            # for it would lose it to this loop's next turn again and again.
+            _time.sleep(0.001)
 
     def _after_fork_in_child(self):
         # The child has none of the parent's threads, and the parent's lock may have been held.
