@@ -55,8 +55,8 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 fi
-# -O1 and line tables only: what the sanitizers' own documentation advises, reports still name
-# file and line, and a tree compiles in less than half the time -O2 -g takes.
+# -O1 and line tables only: what the sanitizers' own documentation advises; reports still name
+# file and line, and a tree compiles much faster than at -O2 -g.
 optimize="-O1 -g1 -DNDEBUG"
 started=$SECONDS
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE="$kind" \

@@ -29,7 +29,8 @@ echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 started=$(date +%s)
-# -O1 with line tables: libFuzzer's advice, and half the compile time of -O2 -g.
+# The library's sources at -O1 with line tables, as the targets themselves (tests/fuzz/
+# CMakeLists.txt): libFuzzer's advice, and a shorter build.
 cmake -S "$repo" -B "$build" -DWEFT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_C_COMPILER="$clangc" "${launcher[@]}" >"$build.configure.log" 2>&1 ||
