@@ -8,6 +8,7 @@
 #include "transport/shm/shm_path.h"
 #include "transport/tcp/congestion_control.h"
 #include "transport/tcp/peer_candidates.h"
+#include "transport/tcp/streams.h"
 #include "transport/tcp/tcp_path.h"
 #include "util/deadline.h"
 #include "util/host_identity.h"
@@ -130,6 +131,8 @@ std::unique_ptr<transport::TcpPath> make_tcp_path(const WorldOptions& options,
   transport_options.handshake_timeout = util::setting_duration("WEFT_HANDSHAKE_TIMEOUT");
   transport_options.congestion_control =
       transport::resolve_congestion_control(util::setting_string("WEFT_SOCKET_CONGESTION"));
+  transport_options.streams =
+      transport::parse_stream_setting(util::setting_string("WEFT_SOCKET_NSTREAMS"));
   return std::make_unique<transport::TcpPath>(transport_options, events);
 }
 

@@ -34,7 +34,13 @@ enum class FrameKind : uint8_t {
   kGoodbye = 2,       // the sender shuts down cleanly; no more frames follow
   kPeerFailed = 3,    // "rank `tag` failed": payload is the reason
   kContextAbort = 4,  // "context `context` is aborted": payload is the reason
+  // A piece of a message striped across several connections (tcp/streams.h): its payload
+  // goes `context` bytes into the message whose header came on the peer's first connection.
+  kStripe = 5,
 };
+
+// A message is split across at most this many connections of one peer pair.
+inline constexpr uint32_t kMaxStripes = 16;
 
 // Tags whose bits from kOperationShift up are equal belong to one operation (the low bits
 // number its messages). For messages marked operation_tagged, a receiver that finds a message
@@ -48,8 +54,11 @@ struct FrameHeader {
   uint32_t source = 0;  // sender's rank in the world
   uint64_t context = 0;
   uint64_t tag = 0;
-  uint64_t bytes = 0;  // payload length
+  uint64_t bytes = 0;  // payload length (kData: of the whole message, however striped)
   Signature signature;
+  // kData: the message is split across this many connections (0 or 1: sent whole on this one,
+  // which then carries only its first piece; tcp/streams.h).
+  uint32_t stripes = 0;
 };
 
 // No message is longer: 2^47 bytes (128 TiB) is more than a process can address, so a frame

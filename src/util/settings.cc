@@ -35,6 +35,11 @@ const std::vector<SettingSpec>& all_settings() {
        "place of one that paces every stream at its own estimate (bbr), which holds a burst "
        "back to the last rate it measured; system: the system's; a name (cubic, reno, dctcp, "
        "...): that one, an error when the kernel refuses it. Logged at INFO."},
+      {"WEFT_SOCKET_NSTREAMS", SettingType::kString, "auto", "",
+       "TCP connections per pair of ranks on different hosts for large messages, the first "
+       "included (1 to 16): a message from 512 KiB up is split across them. auto: one per 10 "
+       "Gbit/s of the interface's speed, at most 8 (8 on AWS's ENA, whose flows are capped each); "
+       "1 where the speed is unknown (loopback, most virtual NICs). Logged at INFO."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
        "Secret shared by the ranks of one job (and its store): every connection proves it "
        "knows it by a challenge-response, the token itself is never sent or stored. weftrun "

@@ -32,7 +32,7 @@ Bytes encoded(FrameKind kind, uint32_t source, uint64_t bytes) {
 bool same(const FrameHeader& a, const FrameHeader& b) {
   return a.kind == b.kind && a.operation_tagged == b.operation_tagged && a.source == b.source &&
          a.context == b.context && a.tag == b.tag && a.bytes == b.bytes &&
-         a.signature == b.signature;
+         a.signature == b.signature && a.stripes == b.stripes;
 }
 
 }  // namespace
@@ -59,9 +59,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   encode(header, again.data());
   if (!same(decode(again.data()), header)) std::abort();
   if (frame_header_problem(header, sender, kLimits).empty()) {
-    bool within = static_cast<int>(header.source) == sender &&
-                  header.bytes <= (header.kind == FrameKind::kData ? kLimits.data_bytes
-                                                                   : kLimits.control_bytes);
+    bool within =
+        static_cast<int>(header.source) == sender && header.stripes <= kMaxStripes &&
+        header.bytes <= (header.kind == FrameKind::kData || header.kind == FrameKind::kStripe
+                             ? kLimits.data_bytes
+                             : kLimits.control_bytes);
     if (!within) std::abort();
   }
   return 0;

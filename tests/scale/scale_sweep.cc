@@ -108,14 +108,19 @@ struct Sweep {
 
 }  // namespace
 
-int main() {
+// `--large`: a count of 6 MB more, whose messages across hosts are split over several
+// connections when WEFT_SOCKET_NSTREAMS asks for them.
+int main(int argc, char** argv) {
+  const bool large = argc > 1 && std::string(argv[1]) == "--large";
   auto started = std::chrono::steady_clock::now();
   Sweep sweep;
   sweep.group = weft::init_process_group();
   sweep.me = sweep.group->rank();
   sweep.world = sweep.group->size();
   const auto uneven = static_cast<std::size_t>(3 * sweep.world + 1);
-  for (std::size_t count : {std::size_t{0}, std::size_t{1}, uneven, std::size_t{20'011}}) {
+  std::vector<std::size_t> counts = {0, 1, uneven, 20'011};
+  if (large) counts.push_back(1'500'007);
+  for (std::size_t count : counts) {
     sweep.all_reduce(count);
     sweep.broadcast(count, 0);
     sweep.broadcast(count, sweep.world - 1);

@@ -1,8 +1,8 @@
 // The TCP transport against what a stranger or a broken peer can send it
 // (docs/RELIABILITY.md, "The transport, against any client"): strangers cost a rank next to
 // nothing, however many come; a frame announcing a length no message can have, or one the rank
-// cannot hold, fails that peer and not the rank; running out of file descriptors does not spin
-// the event loop.
+// cannot hold, fails that peer and not the rank, and so do pieces of striped messages where no
+// weft rank sends them; running out of file descriptors does not spin the event loop.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -86,7 +86,8 @@ std::size_t resident_bytes() {
 
 // A connection to `rank0` that completes the real handshake as rank 1 (it knows the token),
 // then is driven by hand: whatever the test writes on it reaches rank 0 as rank 1's frames.
-util::Fd authenticated_as_rank1(const util::SocketAddress& rank0) {
+// `stream` above 0: one of rank 1's extra connections, for pieces of striped messages.
+util::Fd authenticated_as_rank1(const util::SocketAddress& rank0, uint16_t stream = 0) {
   util::Fd fd = testing::connect_to(rank0);
   if (!fd.valid()) return {};
   HandshakeTranscript transcript;
@@ -94,7 +95,7 @@ util::Fd authenticated_as_rank1(const util::SocketAddress& rank0) {
   transcript.connecting_rank = 1;
   transcript.accepting_rank = 0;
   transcript.world_size = 2;
-  send_bytes(fd.get(), encode_hello({1, 2, transcript.connecting_nonce}));
+  send_bytes(fd.get(), encode_hello({1, 2, transcript.connecting_nonce, stream}));
   Bytes8 answer = read_for(fd.get(), kChallengeBytes, 5s);
   std::optional<Challenge> challenge = parse_challenge(answer.data(), answer.size());
   if (!challenge || challenge->status != HandshakeStatus::kOk) return {};
@@ -108,13 +109,14 @@ util::Fd authenticated_as_rank1(const util::SocketAddress& rank0) {
   return fd;
 }
 
-Bytes8 data_header(uint64_t tag, uint64_t bytes) {
+Bytes8 data_header(uint64_t tag, uint64_t bytes, uint32_t stripes = 0) {
   FrameHeader header;
   header.kind = FrameKind::kData;
   header.source = 1;
   header.context = kContext;
   header.tag = tag;
   header.bytes = bytes;
+  header.stripes = stripes;
   Bytes8 encoded(kFrameHeaderBytes);
   encode(header, encoded.data());
   return encoded;
@@ -139,13 +141,20 @@ class HostileRank1 : public ::testing::Test {
   // Posts the receive (of `tag`), sends rank 0 a header announcing `bytes` on an authenticated
   // connection, and returns what the receive failed with.
   std::shared_ptr<const Error> announce(uint64_t receive_tag, uint64_t bytes) {
-    receive_ = post(*rank0_, Request::Kind::kRecv, 1, receive_tag, 64);
+    return announce_frame(receive_tag, 64, data_header(kTag, bytes));
+  }
+
+  // The same with `frame` (and what follows it) as rank 1's first bytes, to a receive of
+  // `capacity` bytes.
+  std::shared_ptr<const Error> announce_frame(uint64_t receive_tag, std::size_t capacity,
+                                              const Bytes8& frame) {
+    receive_ = post(*rank0_, Request::Kind::kRecv, 1, receive_tag, capacity);
     rank1_ = authenticated_as_rank1(rank0_->listen_address());
     if (!rank1_.valid()) {
       ADD_FAILURE() << "the handshake as rank 1 failed";
       return nullptr;
     }
-    send_bytes(rank1_.get(), data_header(kTag, bytes));
+    send_bytes(rank1_.get(), frame);
     if (!finishes_within(receive_.request, 5s)) {
       ADD_FAILURE() << "the receive from rank 1 is still pending";
       return nullptr;
@@ -194,6 +203,83 @@ TEST_F(HostileRank1, AnUnexpectedFrameLongerThanAnyMessageAllocatesNothingAndFai
   ASSERT_TRUE(finishes_within(later.request, 1s));
   ASSERT_TRUE(later.request->failed());
   EXPECT_EQ(later.request->error()->message(), error->message());
+}
+
+// --- pieces of striped messages (transport/tcp/streams.h) ------------------------------------
+
+Bytes8 piece_header(uint64_t offset, uint64_t bytes) {
+  FrameHeader header;
+  header.kind = FrameKind::kStripe;
+  header.source = 1;
+  header.context = offset;
+  header.bytes = bytes;
+  Bytes8 encoded(kFrameHeaderBytes);
+  encode(header, encoded.data());
+  return encoded;
+}
+
+TEST_F(HostileRank1, AMessageStripedOverConnectionsNeverOpenedFailsThePeer) {
+  auto error = announce_frame(kTag, 64, data_header(kTag, 64, /*stripes=*/4));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code(), ErrorCode::kPeerFailure) << error->what();
+  EXPECT_NE(error->message().find("striped across 4 connections without opening connection 1"),
+            std::string::npos)
+      << error->what();
+  expect_connection_dropped();
+}
+
+TEST_F(HostileRank1, APieceOnTheUsualConnectionFailsThePeer) {
+  auto error = announce_frame(kTag, 64, piece_header(0, 64));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code(), ErrorCode::kPeerFailure) << error->what();
+  EXPECT_NE(error->message().find("which it did not open for pieces"), std::string::npos)
+      << error->what();
+  expect_connection_dropped();
+}
+
+TEST_F(HostileRank1, AStripeCountOverTheLimitFailsThePeer) {
+  auto error = announce_frame(kTag, 64, data_header(kTag, 64, kMaxStripes + 1));
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code(), ErrorCode::kPeerFailure) << error->what();
+  EXPECT_NE(error->message().find("striped across " + std::to_string(kMaxStripes + 1)),
+            std::string::npos)
+      << error->what();
+  expect_connection_dropped();
+}
+
+// A piece other than the one its message's header announced: the receive fails, and none of
+// the piece is written into its buffer.
+TEST_F(HostileRank1, APieceOtherThanTheOneAnnouncedFailsThePeerAndWritesNothing) {
+  constexpr std::size_t kBytes = 2 * 4096;
+  util::Fd stream = authenticated_as_rank1(rank0_->listen_address(), /*stream=*/1);
+  ASSERT_TRUE(stream.valid());
+  std::this_thread::sleep_for(100ms);               // rank 0 has taken it as rank 1's connection 1
+  Bytes8 wrong = piece_header(/*offset=*/0, 4096);  // the second piece begins at 4096
+  wrong.resize(wrong.size() + 4096, 'p');
+  send_bytes(stream.get(), wrong);
+  Bytes8 first = data_header(kTag, kBytes, /*stripes=*/2);
+  first.resize(first.size() + 4096, 'f');
+  auto error = announce_frame(kTag, kBytes, first);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code(), ErrorCode::kPeerFailure) << error->what();
+  EXPECT_NE(error->message().find("sent a piece of 4096 bytes at offset 0 on connection 1 where "
+                                  "its message's header announced 4096 at 4096"),
+            std::string::npos)
+      << error->what();
+  for (std::size_t i = 4096; i < kBytes; ++i) ASSERT_EQ(receive_.data[i], 'x') << i;
+  bool closed = false;
+  read_for(stream.get(), 1 << 16, 5s, &closed);
+  EXPECT_TRUE(closed) << "rank 0 kept reading the stream";
+}
+
+TEST_F(HostileRank1, AHelloForAStreamNumberOverTheLimitIsRefused) {
+  util::Fd fd = testing::connect_to(rank0_->listen_address());
+  ASSERT_TRUE(fd.valid());
+  send_bytes(fd.get(), encode_hello({1, 2, util::fresh_nonce(), uint16_t{kMaxStripes}}));
+  bool closed = false;
+  Bytes8 answer = read_for(fd.get(), kChallengeBytes, 5s, &closed);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(answer.empty()) << "rank 0 answered the hello";
 }
 
 TEST_F(HostileRank1, AnUnexpectedFrameTheRankCannotHoldFailsThePeer) {

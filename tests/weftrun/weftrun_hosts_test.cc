@@ -315,11 +315,12 @@ class NetnsHostsTest : public ::testing::Test {
 
   // `per_host` ranks on every host all-reducing 1 MiB in a loop (until-failure-past-sigterm)
   // with the timeout `timeout` (seconds), once every rank has looped; null if they did not.
-  std::unique_ptr<Weftrun> start_all_reducing(int per_host, const std::string& timeout) {
+  std::unique_ptr<Weftrun> start_all_reducing(int per_host, const std::string& timeout,
+                                              std::map<std::string, std::string> environment) {
     const std::size_t ranks = static_cast<std::size_t>(per_host * HostCount);
     auto weftrun =
         launch_program({self_exe(), "--weftrun-hosts-probe", "until-failure-past-sigterm"}, {},
-                       every_host(per_host), timeout);
+                       every_host(per_host), timeout, std::move(environment));
     if (!eventually([&] { return until_failure_lines(weftrun->out()).pids.size() == ranks; },
                     30s)) {
       ADD_FAILURE() << weftrun->out() << weftrun->err();
@@ -332,10 +333,11 @@ class NetnsHostsTest : public ::testing::Test {
   // `per_host` ranks on every host all-reduce 1 MiB in a loop; then `victim` is SIGKILLed.
   // Its connections end (no timeout to wait for): every other rank's collective fails within
   // the timeout, saying which rank is gone.
-  void kill_a_rank_mid_collective(int per_host, int victim) {
+  void kill_a_rank_mid_collective(int per_host, int victim,
+                                  std::map<std::string, std::string> environment = {}) {
     constexpr double kTimeoutSeconds = 5;
     const int ranks = per_host * HostCount;
-    auto weftrun = start_all_reducing(per_host, "5");
+    auto weftrun = start_all_reducing(per_host, "5", std::move(environment));
     ASSERT_TRUE(weftrun) << "the ranks did not all start looping";
     ::kill(until_failure_lines(weftrun->out()).pids.at(victim), SIGKILL);
     EXPECT_NE(weftrun->wait(60s), 0);
@@ -355,10 +357,11 @@ class NetnsHostsTest : public ::testing::Test {
   // (no FIN, no RST: silence). Every rank fails within 1.5 times its timeout, and names a rank
   // on the other side of the cut: a rank of `host` for the others, one of the others for
   // `host`'s ranks.
-  void take_a_link_down_mid_collective(int per_host, int host) {
+  void take_a_link_down_mid_collective(int per_host, int host,
+                                       std::map<std::string, std::string> environment = {}) {
     constexpr double kTimeoutSeconds = 5;
     const int ranks = per_host * HostCount;
-    auto weftrun = start_all_reducing(per_host, "5");
+    auto weftrun = start_all_reducing(per_host, "5", std::move(environment));
     ASSERT_TRUE(weftrun) << "the ranks did not all start looping";
     ASSERT_TRUE(run("ip -n " + hosts_->netns(host) + " link set eth0 down"));
     EXPECT_NE(weftrun->wait(60s), 0);
@@ -601,6 +604,40 @@ TEST_F(WeftrunHostsNetns, AHostTheRemoteShellCannotReachFailsTheJob) {
 TEST_F(WeftrunHostsNetns, ARankKilledOnTheOtherHostFailsEveryRankNamingIt) {
   kill_a_rank_mid_collective(/*per_host=*/1, /*victim=*/1);
   kill_a_rank_mid_collective(/*per_host=*/2, /*victim=*/2);  // a host's leader
+}
+
+// --- several connections per pair of ranks (WEFT_SOCKET_NSTREAMS) ----------------------------
+
+// The sweep with a 6 MB count on four connections per pair: its messages across the hosts are
+// striped (each rank says on how many connections, at INFO), and every result is right.
+TEST_F(WeftrunHostsNetns, EveryCollectiveIsRightOnFourConnectionsPerPair) {
+  for (const std::string hosts : {"10.201.0.1:1,10.201.0.2:1", "10.201.0.1:2,10.201.0.2:2"}) {
+    auto weftrun = launch_program({WEFT_SCALE_SWEEP_PATH, "--large"}, {}, hosts, "20",
+                                  {{"WEFT_SOCKET_NSTREAMS", "4"},
+                                   {"WEFT_DEBUG", "info"},
+                                   {"WEFT_DEBUG_SUBSYS", "transport"}});
+    const int ranks = hosts.find(":2") != std::string::npos ? 4 : 2;
+    ASSERT_EQ(weftrun->wait(120s), 0) << hosts << "\n" << weftrun->err() << weftrun->out();
+    EXPECT_NE(
+        weftrun->out().find("scale sweep: " + std::to_string(ranks) + " ranks, every result right"),
+        std::string::npos)
+        << hosts << "\n"
+        << weftrun->out();
+    const std::string log = weftrun->out() + weftrun->err();
+    EXPECT_NE(log.find("sends large messages to rank"), std::string::npos) << log;
+    EXPECT_NE(log.find("on 4 connections (WEFT_SOCKET_NSTREAMS=4)"), std::string::npos) << log;
+  }
+  expect_hosts_empty();
+}
+
+// A rank killed, and a link taken down, while 1 MiB all_reduces run striped over the pair's
+// connections: every other rank fails in time naming the rank, as on one connection.
+TEST_F(WeftrunHostsNetns, ARankKilledOnFourConnectionsPerPairFailsEveryRankNamingIt) {
+  kill_a_rank_mid_collective(/*per_host=*/1, /*victim=*/1, {{"WEFT_SOCKET_NSTREAMS", "4"}});
+}
+
+TEST_F(WeftrunHostsNetns, ALinkTakenDownOnFourConnectionsPerPairFailsEveryRankInTime) {
+  take_a_link_down_mid_collective(/*per_host=*/1, /*host=*/1, {{"WEFT_SOCKET_NSTREAMS", "4"}});
 }
 
 // --- four hosts on a bridge -----------------------------------------------------------------

@@ -76,7 +76,7 @@ std::vector<uint8_t> encode_hello(const Hello& hello) {
   util::ByteWriter writer(out);
   writer.put<uint32_t>(kHelloMagic);
   writer.put<uint16_t>(kHandshakeVersion);
-  writer.put<uint16_t>(0);
+  writer.put<uint16_t>(hello.stream);
   writer.put<uint32_t>(hello.rank);
   writer.put<uint32_t>(hello.world_size);
   put_array(writer, hello.nonce);
@@ -131,8 +131,8 @@ std::optional<Hello> parse_hello(const uint8_t* bytes, std::size_t size) {
   util::ByteReader reader(bytes, kHelloBytes);
   reader.get<uint32_t>();
   reader.get<uint16_t>();
-  reader.get<uint16_t>();
   Hello hello;
+  hello.stream = reader.get<uint16_t>();
   hello.rank = reader.get<uint32_t>();
   hello.world_size = reader.get<uint32_t>();
   copy_array(bytes + kHelloBytes - util::kNonceBytes, hello.nonce);

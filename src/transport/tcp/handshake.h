@@ -3,7 +3,7 @@
 // token itself never crosses the wire.
 //
 //   connecting rank C                            accepting rank A
-//   Hello     {C's rank, world size, nonce_c}  ->
+//   Hello     {stream, C's rank, world size, nonce_c} ->
 //                                              <- Challenge {status, A's rank, nonce_a, mac_a}
 //   Proof     {status, mac_c}                  ->
 //                                              <- Ack       {status, A's rank}
@@ -37,6 +37,9 @@ struct Hello {
   uint32_t rank = 0;
   uint32_t world_size = 0;
   util::Nonce nonce{};
+  // 0: a connection for any message; 1 and up: an extra one for pieces of striped messages
+  // (streams.h).
+  uint16_t stream = 0;
 };
 
 struct Challenge {

@@ -41,7 +41,13 @@ bool TcpConnection::flush_locked(int* error) {
       front.sent += take;
       left -= take;
       if (front.sent < front.total()) break;
-      if (front.request) front.request->complete();
+      if (front.striped) {
+        if (front.striped->pieces_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          front.striped->request->complete();
+        }
+      } else if (front.request) {
+        front.request->complete();
+      }
       queue.pop_front();
     }
   }

@@ -22,6 +22,7 @@
 #include "transport/matcher.h"
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
+#include "transport/tcp/striped_message.h"
 #include "util/mutex.h"
 #include "util/ring_deque.h"
 #include "util/socket.h"
@@ -34,7 +35,9 @@ struct OutboundFrame {
   std::size_t payload_bytes = 0;
   std::vector<uint8_t> owned;  // control frames (and cancelled sends) own their payload
   RequestPtr request;          // null for control frames
-  std::size_t sent = 0;        // of header + payload
+  // One piece of a striped send (streams.h): `request` completes with the last piece written.
+  std::shared_ptr<StripedSend> striped;
+  std::size_t sent = 0;  // of header + payload
 
   std::size_t total() const { return kFrameHeaderBytes + payload_bytes; }
 };
@@ -78,6 +81,9 @@ class TcpConnection {
   util::Fd fd;
   const bool outgoing;
   int peer;  // -1 until an incoming connection's proof is verified
+  // 0: a connection that carries any message. 1 and up: an extra connection its dialer sends
+  // only pieces of striped messages on (streams.h); set before the connection is a peer's.
+  uint32_t stream = 0;
   std::string address;
   // When it was accepted or began to connect: its handshake must end within the timeout.
   std::chrono::steady_clock::time_point accepted_at = std::chrono::steady_clock::now();
@@ -103,6 +109,9 @@ class TcpConnection {
   // A payload is parked in the socket (EPOLLIN not watched: its bytes would wake the loop on
   // every turn). Written under in_mutex too.
   bool holds_parked WEFT_GUARDED_BY(watch_mutex) = false;
+  // A stream whose next piece was not announced yet: not watched at all (its bytes, and its
+  // end, wait until the piece's header has come on the first connection).
+  bool awaits_piece WEFT_GUARDED_BY(watch_mutex) = false;
   uint32_t watched WEFT_GUARDED_BY(watch_mutex) = 0;  // the events last given to epoll
   // want_write as seen with send_mutex held, not watch_mutex: every write of it holds both.
   // Not analysed: the analysis knows one guard per member.
@@ -130,6 +139,20 @@ class TcpConnection {
   UnexpectedMessage* parked WEFT_GUARDED_BY(in_mutex) = nullptr;
   std::chrono::steady_clock::time_point parked_since WEFT_GUARDED_BY(in_mutex);
   std::vector<uint8_t> control_payload WEFT_GUARDED_BY(in_mutex);
+  // The striped message whose piece the payload is (on the first connection, its first piece).
+  std::shared_ptr<StripedArrival> bound_striped WEFT_GUARDED_BY(in_mutex);
+
+  // --- an incoming stream's pieces to come, in order (piece_mutex) ---------------------------
+  // Announced by whichever thread reads the peer's first connection, which holds that
+  // connection's in_mutex, never this one's: so piece_mutex is a lock of its own.
+  util::Mutex piece_mutex WEFT_ACQUIRED_BEFORE(watch_mutex);
+  util::RingDeque<DuePiece> due_pieces WEFT_GUARDED_BY(piece_mutex);
+  // The next frame is a piece and none is due: the reader stopped (awaits_piece).
+  bool awaiting_piece WEFT_GUARDED_BY(piece_mutex) = false;
+  // The stream ended: a piece announced now fails at once.
+  bool pieces_closed WEFT_GUARDED_BY(piece_mutex) = false;
+  // A piece was announced while the reader waited: the event loop reads it (TcpPath).
+  std::atomic<bool> piece_announced{false};
 
   std::size_t staged() const WEFT_REQUIRES(in_mutex) { return staged_end - staged_begin; }
   // `current`, for a reference kept while it is handled (the analysis checks the lock here,

@@ -15,6 +15,7 @@
 
 #include "transport/tcp/congestion_control.h"
 #include "transport/tcp/handshake.h"
+#include "transport/tcp/streams.h"
 #include "util/futex.h"
 #include "util/hmac.h"
 #include "util/log.h"
@@ -196,6 +197,13 @@ void TcpPath::post_send(const RequestPtr& request) {
     }
     connection = sender_for_locked(request->peer);
   }
+  if (request->bytes >= 2 * kSmallestStripe && options_.streams != 1) {
+    const uint32_t stripes = stripes_for(request->bytes, streams_ready(request->peer, connection));
+    if (stripes > 1) {
+      post_striped(connection, request->peer, request, header, stripes);
+      return;
+    }
+  }
   OutboundFrame frame;
   encode(header, frame.header);
   frame.payload = static_cast<const uint8_t*>(request->data);
@@ -220,6 +228,271 @@ bool TcpPath::watch(int peer) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Several streams per peer (streams.h)
+// ------------------------------------------------------------------------------------------
+
+uint32_t TcpPath::streams_ready(int peer, TcpConnection* sender) {
+  Peer& state = *peers_[peer];
+  uint32_t wanted = state.streams_wanted.load(std::memory_order_acquire);
+  if (wanted == 0) {
+    // Decided on a ready connection: its local address tells which link reaches the peer.
+    if (sender->state != ConnectionState::kReady) return 1;
+    // The peer may have connected to us before we needed its address: the streams do.
+    if (auto error = learn_address_of(peer)) {
+      util::log_warn(util::Subsys::kTransport, [&] { return error->message(); });
+    }
+    util::MutexLock lock(mutex_);
+    if (state.streams_wanted.load(std::memory_order_relaxed) == 0 && !shutting_down_ &&
+        !state.failed.load()) {
+      open_streams_locked(peer, sender);
+    }
+    return 1;  // the streams just opened are not ready yet
+  }
+  uint32_t ready = 1;
+  while (ready < wanted) {
+    TcpConnection* stream = state.out_streams[ready].load(std::memory_order_acquire);
+    if (!stream || stream->state != ConnectionState::kReady) break;
+    ++ready;
+  }
+  return ready;
+}
+
+uint32_t TcpPath::streams_to(int peer) const {
+  const Peer& state = *peers_[peer];
+  uint32_t wanted = state.streams_wanted.load(std::memory_order_acquire);
+  uint32_t ready = 1;
+  while (ready < wanted) {
+    TcpConnection* stream = state.out_streams[ready].load(std::memory_order_acquire);
+    if (!stream || stream->state != ConnectionState::kReady) break;
+    ++ready;
+  }
+  return ready;
+}
+
+void TcpPath::open_streams_locked(int peer, TcpConnection* sender) {
+  Peer& state = *peers_[peer];
+  uint32_t wanted = options_.streams;
+  std::string why = "WEFT_SOCKET_NSTREAMS=" + std::to_string(wanted);
+  if (wanted == 0) {
+    LinkFacts link;
+    try {
+      link = link_of(util::local_address_of(sender->fd.get()));
+    } catch (const Error&) {  // closed meanwhile: its loss is being handled
+    }
+    wanted = auto_stream_count(link.speed_mbps, link.driver);
+    why = "auto: " + (link.interface.empty()
+                          ? std::string("interface unknown")
+                          : link.interface + " at " +
+                                (link.speed_mbps > 0 ? std::to_string(link.speed_mbps) + " Mbit/s"
+                                                     : std::string("unknown speed")) +
+                                (link.driver.empty() ? "" : ", " + link.driver));
+  }
+  if (!state.known.load(std::memory_order_relaxed)) {
+    wanted = 1;
+    why += "; the peer's address is unknown";
+  }
+  state.streams_wanted.store(wanted, std::memory_order_release);
+  if (wanted <= 1) {
+    util::log_info(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(options_.rank) + " sends large messages to rank " +
+             std::to_string(peer) + " on 1 connection (" + why + ")";
+    });
+    return;
+  }
+  const util::SocketAddress address = stream_address_locked(peer, sender);
+  for (uint32_t index = 1; index < wanted; ++index) {
+    int connect_errno = 0;
+    util::Fd fd;
+    try {
+      fd = start_connect(address, &connect_errno);
+    } catch (const Error& e) {  // out of descriptors: large messages go on fewer streams
+      util::log_warn(util::Subsys::kTransport,
+                     [&] { return "rank " + std::to_string(options_.rank) + ": " + e.message(); });
+      break;
+    }
+    auto connection = std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/true, peer,
+                                                      address.to_string());
+    connection->stream = index;
+    connection->connect_errno = connect_errno;
+    TcpConnection* raw = connection.get();
+    adopt_locked(std::move(connection));
+    state.out_streams[index].store(raw, std::memory_order_release);
+    set_epoll_events(raw, EPOLLOUT, /*add=*/true);
+  }
+  util::log_info(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " sends large messages to rank " +
+           std::to_string(peer) + " on " + std::to_string(wanted) + " connections (" + why +
+           "), the extra ones to " + address.to_string();
+  });
+}
+
+util::SocketAddress TcpPath::stream_address_locked(int peer, const TcpConnection* sender) const {
+  const Peer& state = *peers_[peer];
+  const int reached = state.reached.load(std::memory_order_acquire);
+  if (reached >= 0) return state.candidates[reached];
+  // We send on the connection the peer made: its listener is at the published address on the
+  // host that connection comes from.
+  sockaddr_storage remote{};
+  socklen_t length = sizeof remote;
+  if (getpeername(sender->fd.get(), reinterpret_cast<sockaddr*>(&remote), &length) == 0) {
+    util::SocketAddress from;
+    from.storage = remote;
+    from.length = length;
+    for (const util::SocketAddress& candidate : state.candidates) {
+      if (candidate.host() == from.host()) return candidate;
+    }
+  }
+  return state.candidates.front();
+}
+
+void TcpPath::post_striped(TcpConnection* first, int peer, const RequestPtr& request,
+                           FrameHeader header, uint32_t stripes) {
+  Peer& state = *peers_[peer];
+  auto striped = std::make_shared<StripedSend>(request, stripes);
+  const auto* data = static_cast<const uint8_t*>(request->data);
+  util::MutexLock order(state.stripe_mutex);
+  for (uint32_t index = 0; index < stripes; ++index) {
+    const Piece piece = piece_of(request->bytes, stripes, index);
+    OutboundFrame frame;
+    if (index == 0) {
+      header.stripes = stripes;
+      encode(header, frame.header);
+    } else {
+      FrameHeader piece_header;
+      piece_header.kind = FrameKind::kStripe;
+      piece_header.source = static_cast<uint32_t>(options_.rank);
+      piece_header.context = piece.offset;
+      piece_header.bytes = piece.bytes;
+      encode(piece_header, frame.header);
+    }
+    frame.payload = data + piece.offset;
+    frame.payload_bytes = piece.bytes;
+    frame.request = request;
+    frame.striped = striped;
+    enqueue(index == 0 ? first : state.out_streams[index].load(std::memory_order_acquire),
+            std::move(frame));
+  }
+}
+
+void TcpPath::give_up_stream(TcpConnection* connection, const std::string& why) {
+  util::log_warn(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " could not open connection " +
+           std::to_string(connection->stream) + " to rank " + std::to_string(connection->peer) +
+           " at " + connection->address + " (" + why +
+           "): large messages go on the connections that could be made";
+  });
+  close_connection(connection);
+}
+
+bool TcpPath::announce_pieces(TcpConnection* first,
+                              const std::shared_ptr<StripedArrival>& message) {
+  const FrameHeader& header = first->current_frame();
+  Peer& state = *peers_[first->peer];
+  TcpConnection* streams[kMaxStripes] = {};
+  for (uint32_t index = 1; index < header.stripes; ++index) {
+    streams[index] = state.in_streams[index].load(std::memory_order_acquire);
+    if (!streams[index]) {
+      const std::string what = "sent a message striped across " + std::to_string(header.stripes) +
+                               " connections without opening connection " + std::to_string(index);
+      // The pieces never announced fail here; the first, bound to `first`, with the rest of
+      // what the connection carried.
+      auto why = peer_error(first->peer, ErrorCode::kPeerFailure,
+                            "rank " + std::to_string(first->peer) + " " + what);
+      for (uint32_t piece = 1; piece < header.stripes; ++piece) message->piece_done(events_, why);
+      drop_broken_stream(first, what);
+      return false;
+    }
+  }
+  for (uint32_t index = 1; index < header.stripes; ++index) {
+    TcpConnection* stream = streams[index];
+    const Piece piece = piece_of(header.bytes, header.stripes, index);
+    bool closed = false;
+    bool wake = false;
+    {
+      util::MutexLock lock(stream->piece_mutex);
+      closed = stream->pieces_closed;
+      if (!closed) {
+        stream->due_pieces.push_back(DuePiece{message, piece.offset, piece.bytes});
+        wake = std::exchange(stream->awaiting_piece, false);
+      }
+    }
+    if (closed) {
+      message->piece_done(
+          events_, peer_error(first->peer, ErrorCode::kPeerFailure,
+                              "rank " + std::to_string(first->peer) + " (" + stream->address +
+                                  ") closed connection " + std::to_string(index) +
+                                  " before a message's piece came"));
+    } else if (wake && !stream->piece_announced.exchange(true)) {
+      streams_announced_.fetch_add(1);
+      uint64_t one = 1;
+      ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
+      (void)ignored;
+    }
+  }
+  return true;
+}
+
+bool TcpPath::piece_due_or_wait(TcpConnection* stream) {
+  util::MutexLock lock(stream->piece_mutex);
+  const bool due = !stream->due_pieces.empty();
+  stream->awaiting_piece = !due;
+  util::MutexLock watch_lock(stream->watch_mutex);
+  if (stream->awaits_piece != !due) {
+    stream->awaits_piece = !due;
+    if (stream->state != ConnectionState::kClosed) rewatch_locked(stream);
+  }
+  return due;
+}
+
+bool TcpPath::waits_for_piece(TcpConnection* stream) {
+  util::MutexLock lock(stream->piece_mutex);
+  return stream->awaiting_piece;
+}
+
+void TcpPath::resume_announced_streams() {
+  for (const std::unique_ptr<Peer>& peer : peers_) {
+    for (const std::atomic<TcpConnection*>& slot : peer->in_streams) {
+      TcpConnection* stream = slot.load(std::memory_order_acquire);
+      if (!stream || !stream->piece_announced.exchange(false)) continue;
+      streams_announced_.fetch_sub(1);
+      util::MutexLock in_lock(stream->in_mutex);
+      if (stream->state == ConnectionState::kReady) read_on_loop(stream);
+    }
+  }
+}
+
+void TcpPath::begin_piece(TcpConnection* stream) {
+  const FrameHeader& header = stream->current_frame();
+  DuePiece due;
+  {
+    // parse_frames saw it due, and only this reader takes pieces.
+    util::MutexLock lock(stream->piece_mutex);
+    due = std::move(stream->due_pieces.front());
+    stream->due_pieces.pop_front();
+  }
+  stream->bound_striped = due.message;
+  if (header.context != due.offset || header.bytes != due.bytes) {
+    drop_broken_stream(stream, "sent a piece of " + std::to_string(header.bytes) +
+                                   " bytes at offset " + std::to_string(header.context) +
+                                   " on connection " + std::to_string(stream->stream) +
+                                   " where its message's header announced " +
+                                   std::to_string(due.bytes) + " at " + std::to_string(due.offset));
+    return;
+  }
+  stream->payload_target = due.message->target(due.offset);
+}
+
+void TcpPath::fail_due_pieces(TcpConnection* stream, const std::shared_ptr<const Error>& why) {
+  util::RingDeque<DuePiece> due;
+  {
+    util::MutexLock lock(stream->piece_mutex);
+    stream->pieces_closed = true;
+    std::swap(due, stream->due_pieces);
+  }
+  for (DuePiece& piece : due) piece.message->piece_done(events_, why);
+}
+
+// ------------------------------------------------------------------------------------------
 // Connections
 // ------------------------------------------------------------------------------------------
 
@@ -228,7 +501,7 @@ TcpConnection* TcpPath::sender_for_locked(int peer) {
   if (TcpConnection* existing = state.sender.load()) return existing;
   TcpConnection* chosen = nullptr;
   for (TcpConnection* connection : state.connections) {
-    if (connection->state != ConnectionState::kClosed) {
+    if (connection->stream == 0 && connection->state != ConnectionState::kClosed) {
       chosen = connection;
       break;
     }
@@ -271,7 +544,7 @@ util::Fd TcpPath::start_connect(const util::SocketAddress& address, int* connect
 }
 
 bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
-  if (!connection->outgoing) return false;
+  if (!connection->outgoing || connection->stream > 0) return false;
   const auto now = std::chrono::steady_clock::now();
   util::SocketAddress next;
   {
@@ -312,6 +585,10 @@ bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& 
 }
 
 void TcpPath::fail_unreachable_peer(TcpConnection* connection, const std::string& outcome) {
+  if (connection->stream > 0) {
+    give_up_stream(connection, outcome);
+    return;
+  }
   const int peer = connection->peer;
   std::string failures;
   std::size_t tried = 1;
@@ -349,6 +626,7 @@ void TcpPath::fail_unreachable_peer(TcpConnection* connection, const std::string
 }
 
 void TcpPath::note_reached(TcpConnection* connection) {
+  if (connection->stream > 0) return;  // it went where the first one had reached
   const int peer = connection->peer;
   std::string failures;
   {
@@ -371,6 +649,12 @@ std::vector<TcpConnection*> TcpPath::stale_connects_locked(
   std::vector<TcpConnection*> stale;
   for (auto& connection : connections_) {
     if (!connection->outgoing || connection->state != ConnectionState::kConnecting) continue;
+    if (connection->stream > 0) {
+      if (now - connection->accepted_at > options_.handshake_timeout) {
+        stale.push_back(connection.get());
+      }
+      continue;
+    }
     const std::optional<CandidateDial>& dial = peers_[connection->peer]->dial;
     if (dial && now >= dial->connect_deadline()) stale.push_back(connection.get());
   }
@@ -393,7 +677,10 @@ void TcpPath::set_epoll_events(TcpConnection* connection, uint32_t events, bool 
 void TcpPath::rewatch_locked(TcpConnection* connection) {
   // EPOLLRDHUP stays watched: a peer's end is noticed even while a poller reads.
   const bool read = connection->read_by_loop && !connection->holds_parked;
-  uint32_t events = EPOLLRDHUP | (read ? EPOLLIN : 0u) | (connection->want_write ? EPOLLOUT : 0u);
+  // A stream awaiting a piece is not watched for its end either: its last bytes wait behind
+  // that piece, and the end, level-triggered, would wake the loop on every turn.
+  uint32_t events = (connection->awaits_piece ? 0u : EPOLLRDHUP | (read ? EPOLLIN : 0u)) |
+                    (connection->want_write ? EPOLLOUT : 0u);
   if (events != connection->watched) set_epoll_events(connection, events);
 }
 
@@ -527,6 +814,7 @@ void TcpPath::run_loop() {
         on_event(static_cast<TcpConnection*>(tag), events[i].events);
       }
     }
+    if (streams_announced_.load() > 0) resume_announced_streams();
     if (fast) {
       auto now = std::chrono::steady_clock::now();
       watch_every_lingering(now - std::chrono::milliseconds(kLingerMs));
@@ -633,6 +921,12 @@ void TcpPath::on_event(TcpConnection* connection, uint32_t events) {
       resume_parked(connection, /*give_up=*/true);
     }
     read_on_loop(connection);
+    // A stream that awaits a piece is not read, but a reset one would be reported on every
+    // turn: it is lost now.
+    if ((events & (EPOLLHUP | EPOLLERR)) && carries_pieces_to_us(*connection) &&
+        connection->state == ConnectionState::kReady && waits_for_piece(connection)) {
+      on_connection_lost(connection, "the connection was reset");
+    }
   }
 }
 
@@ -692,7 +986,8 @@ void TcpPath::on_connected(TcpConnection* connection) {
     handshake.connecting_rank = static_cast<uint32_t>(options_.rank);
     handshake.accepting_rank = static_cast<uint32_t>(connection->peer);
     handshake.world_size = static_cast<uint32_t>(options_.world_size);
-    Hello hello{handshake.connecting_rank, handshake.world_size, handshake.connecting_nonce};
+    Hello hello{handshake.connecting_rank, handshake.world_size, handshake.connecting_nonce,
+                static_cast<uint16_t>(connection->stream)};
     if (send_handshake(connection, encode_hello(hello))) {
       // The handshake's timeout counts from here: connecting has its own.
       connection->accepted_at = std::chrono::steady_clock::now();
@@ -717,6 +1012,11 @@ void TcpPath::on_writable(TcpConnection* connection) {
 bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
   for (;;) {
     if (connection->parked && !resume_parked(connection, /*give_up=*/false)) return true;
+    if (carries_pieces_to_us(*connection) && connection->state == ConnectionState::kReady) {
+      // A piece announced since the reader stopped: its header is staged.
+      if (!connection->in_payload) parse_frames(connection);
+      if (connection->state != ConnectionState::kReady || waits_for_piece(connection)) return true;
+    }
     if (connection->state != ConnectionState::kReady && !in_handshake(connection->state)) {
       return true;  // dropped while resuming
     }
@@ -799,6 +1099,13 @@ bool TcpPath::on_hello(TcpConnection* connection, const uint8_t* bytes, std::siz
   }
   if (!hello) return false;
   connection->staged_begin += kHelloBytes;
+  if (hello->stream >= kMaxStripes) {
+    refuse_incoming(connection, "it claims to open connection " + std::to_string(hello->stream) +
+                                    " of a peer pair (at most " + std::to_string(kMaxStripes) +
+                                    ")");
+    return false;
+  }
+  connection->stream = hello->stream;
   if (hello->world_size != static_cast<uint32_t>(options_.world_size) ||
       hello->rank >= static_cast<uint32_t>(options_.world_size) ||
       hello->rank == static_cast<uint32_t>(options_.rank)) {
@@ -862,7 +1169,11 @@ bool TcpPath::on_proof(TcpConnection* connection, const uint8_t* bytes, std::siz
     connection->peer = static_cast<int>(handshake.connecting_rank);
     Peer& peer = *peers_[connection->peer];
     peer.connections.push_back(connection);
-    if (!peer.sender.load()) peer.sender.store(connection, std::memory_order_release);
+    if (connection->stream > 0) {
+      peer.in_streams[connection->stream].store(connection, std::memory_order_release);
+    } else if (!peer.sender.load()) {
+      peer.sender.store(connection, std::memory_order_release);
+    }
   }
   became_ready(connection);
   return true;
@@ -950,6 +1261,10 @@ void TcpPath::refuse_incoming(TcpConnection* connection, const std::string& why)
 // reason (not as a death: the peer may be fine, and nothing is flooded).
 void TcpPath::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
                                       const std::string& why) {
+  if (connection->stream > 0) {
+    give_up_stream(connection, "it failed the handshake: " + why);
+    return;
+  }
   int peer = connection->peer;
   // Another address of the peer may lead to the right rank: this one led elsewhere (another
   // job's process, a stranger) or nowhere.
@@ -980,7 +1295,7 @@ void TcpPath::became_ready(TcpConnection* connection) {
   });
   // A peer we meet only now must still learn what we know: the deaths, and the contexts
   // aborted, go ahead of anything else on this connection.
-  {
+  if (connection->stream == 0) {
     util::MutexLock lock(mutex_);
     for (std::atomic<TcpConnection*>& slot : peers_[connection->peer]->inbound) {
       if (slot.load(std::memory_order_relaxed)) continue;
@@ -1016,6 +1331,11 @@ void TcpPath::parse_frames(TcpConnection* connection) {
         drop_broken_stream(connection, "sent bytes that are not a frame (" + e.message() + ")");
         return;
       }
+      // A piece not announced yet stays staged, header and all, and the stream unread.
+      if (connection->current.kind == FrameKind::kStripe && carries_pieces_to_us(*connection) &&
+          !piece_due_or_wait(connection)) {
+        return;
+      }
       connection->staged_begin += kFrameHeaderBytes;
       begin_frame(connection);
       if (connection->state != ConnectionState::kReady) return;  // dropped
@@ -1048,9 +1368,24 @@ void TcpPath::begin_frame(TcpConnection* connection) {
     drop_broken_stream(connection, wrong);
     return;
   }
+  const bool piece = header.kind == FrameKind::kStripe;
+  if (piece ? !carries_pieces_to_us(*connection)
+            : header.kind == FrameKind::kData && connection->stream > 0) {
+    drop_broken_stream(connection, piece ? "sent a piece of a striped message on connection " +
+                                               std::to_string(connection->stream) +
+                                               ", which it did not open for pieces"
+                                         : "sent a message on connection " +
+                                               std::to_string(connection->stream) +
+                                               ", which carries pieces of messages only");
+    return;
+  }
   connection->in_payload = true;
   connection->payload_left = header.bytes;
   connection->payload_target = nullptr;
+  if (piece) {
+    begin_piece(connection);
+    return;
+  }
   if (header.kind != FrameKind::kData) {
     if (header.kind == FrameKind::kGoodbye) connection->goodbye_received = true;
     connection->control_payload.resize(header.bytes);
@@ -1069,6 +1404,15 @@ void TcpPath::begin_frame(TcpConnection* connection) {
 
 void TcpPath::take_arrival(TcpConnection* connection, Arrival& arrival) {
   const FrameHeader& header = connection->current_frame();
+  if (header.stripes > 1 && !arrival.no_room) {
+    auto message = std::make_shared<StripedArrival>(std::move(arrival.receive), arrival.unexpected,
+                                                    connection->peer, header.stripes);
+    connection->bound_striped = message;
+    connection->payload_left = piece_of(header.bytes, header.stripes, 0).bytes;
+    connection->payload_target = message->target(0);
+    announce_pieces(connection, message);
+    return;
+  }
   if (arrival.receive) {
     connection->bound_receive = std::move(arrival.receive);
     connection->payload_target = static_cast<uint8_t*>(connection->bound_receive->data);
@@ -1167,12 +1511,22 @@ void TcpPath::fail_inbound(TcpConnection* connection, const std::shared_ptr<cons
     parked_count_.fetch_sub(1);
     events_.abandon_arrival(message, why);
   }
+  if (std::shared_ptr<StripedArrival> message = std::move(connection->bound_striped)) {
+    connection->bound_striped.reset();
+    message->piece_done(events_, why);
+  }
+  if (carries_pieces_to_us(*connection)) fail_due_pieces(connection, why);
 }
 
 void TcpPath::finish_frame(TcpConnection* connection) {
   connection->in_payload = false;
   connection->payload_target = nullptr;
   const FrameHeader& header = connection->current_frame();
+  if (std::shared_ptr<StripedArrival> message = std::move(connection->bound_striped)) {
+    connection->bound_striped.reset();
+    message->piece_done(events_, nullptr);
+    return;
+  }
   if (header.kind != FrameKind::kData) {
     handle_control(connection);
     return;
@@ -1272,6 +1626,10 @@ void TcpPath::drain_siblings(TcpConnection* lost, const std::shared_ptr<const Er
 }
 
 void TcpPath::on_connection_lost(TcpConnection* connection, const std::string& why) {
+  if (connection->outgoing && connection->stream > 0 && in_handshake(connection->state)) {
+    give_up_stream(connection, "closed during the handshake (" + why + ")");
+    return;
+  }
   if (connection->outgoing && in_handshake(connection->state) &&
       dial_next_candidate(connection, "closed during the handshake (" + why + ")")) {
     return;
@@ -1338,7 +1696,9 @@ void TcpPath::drop_stale_handshakes() {
     util::MutexLock in_lock(connection->in_mutex);
     if (connection->state != ConnectionState::kConnecting) continue;
     std::string outcome;
-    {
+    if (connection->stream > 0) {
+      outcome = "timed out after " + std::to_string(options_.handshake_timeout.count()) + " ms";
+    } else {
       util::MutexLock lock(mutex_);
       outcome = "timed out after " +
                 std::to_string(peers_[connection->peer]->dial->connect_budget().count()) + " ms";
@@ -1390,8 +1750,12 @@ void TcpPath::announce_abort(uint64_t context, const std::string& text) {
 }
 
 bool TcpPath::cancel_send(Request& request, const std::shared_ptr<const Error>& reason) {
-  TcpConnection* connection = peers_[request.peer]->sender.load();
+  Peer& peer = *peers_[request.peer];
+  TcpConnection* connection = peer.sender.load();
   if (!connection) return false;
+  if (peer.streams_wanted.load(std::memory_order_acquire) > 1 && cancel_striped(request, reason)) {
+    return true;
+  }
   util::MutexLock lock(connection->send_mutex);
   for (auto it = connection->queue.begin(); it != connection->queue.end(); ++it) {
     if (it->request.get() != &request) continue;
@@ -1407,6 +1771,31 @@ bool TcpPath::cancel_send(Request& request, const std::shared_ptr<const Error>& 
     return true;
   }
   return false;
+}
+
+bool TcpPath::cancel_striped(Request& request, const std::shared_ptr<const Error>& reason) {
+  Peer& peer = *peers_[request.peer];
+  // Whatever is written of it, its receiver counts on every piece: the pieces still queued go
+  // out from our own copies, and the send fails now.
+  util::MutexLock order(peer.stripe_mutex);
+  std::vector<TcpConnection*> connections{peer.sender.load()};
+  for (uint32_t index = 1; index < kMaxStripes; ++index) {
+    if (TcpConnection* stream = peer.out_streams[index].load()) connections.push_back(stream);
+  }
+  bool found = false;
+  for (TcpConnection* connection : connections) {
+    util::MutexLock lock(connection->send_mutex);
+    for (OutboundFrame& frame : connection->queue) {
+      if (frame.request.get() != &request || !frame.striped) continue;
+      frame.owned.assign(frame.payload, frame.payload + frame.payload_bytes);
+      frame.payload = frame.owned.data();
+      frame.request.reset();
+      frame.striped.reset();
+      found = true;
+    }
+  }
+  if (found) request.fail(reason);
+  return found;
 }
 
 bool TcpPath::detach_receive(Request& request, const std::shared_ptr<const Error>& reason) {
@@ -1430,7 +1819,34 @@ bool TcpPath::detach_receive(Request& request, const std::shared_ptr<const Error
     request.fail(reason);
     return true;
   }
-  return false;
+  return detach_striped(request, reason, candidates);
+}
+
+bool TcpPath::detach_striped(Request& request, const std::shared_ptr<const Error>& reason,
+                             const std::vector<TcpConnection*>& candidates) {
+  // Its pieces may be coming on several connections at once: once detached, a piece begun
+  // later is dropped (StripedArrival::target); a piece being read now is cut off here, under
+  // its connection's input lock.
+  std::shared_ptr<StripedArrival> message;
+  for (TcpConnection* connection : candidates) {
+    util::MutexLock in_lock(connection->in_mutex);
+    if (connection->bound_striped && connection->bound_striped->is_for(request)) {
+      message = connection->bound_striped;
+      break;
+    }
+    util::MutexLock lock(connection->piece_mutex);
+    for (const DuePiece& piece : connection->due_pieces) {
+      if (piece.message->is_for(request)) message = piece.message;
+    }
+    if (message) break;
+  }
+  if (!message || !message->detach()) return false;
+  for (TcpConnection* connection : candidates) {
+    util::MutexLock in_lock(connection->in_mutex);
+    if (connection->bound_striped == message) connection->payload_target = nullptr;
+  }
+  request.fail(reason);  // only now: no connection writes into its buffer any more
+  return true;
 }
 
 bool TcpPath::poll(Request* waited_for) {
@@ -1450,6 +1866,11 @@ bool TcpPath::poll(Request* waited_for) {
   }
   TcpConnection* sender = peer.sender.load(std::memory_order_acquire);
   if (sender && sender->state == ConnectionState::kReady) write_queued(sender);
+  const uint32_t streams = peer.streams_wanted.load(std::memory_order_relaxed);
+  for (uint32_t index = 1; index < streams; ++index) {
+    TcpConnection* stream = peer.out_streams[index].load(std::memory_order_acquire);
+    if (stream && stream->state == ConnectionState::kReady) write_queued(stream);
+  }
   if (writers_waiting_.load(std::memory_order_relaxed) > 0) write_every_queue();
   return bytes_moved_here != moved_before;
 }
@@ -1560,6 +1981,11 @@ void TcpPath::write_every_queue() {
   for (const std::unique_ptr<Peer>& peer : peers_) {
     TcpConnection* connection = peer->sender.load(std::memory_order_acquire);
     if (connection && connection->state == ConnectionState::kReady) write_queued(connection);
+    const uint32_t streams = peer->streams_wanted.load(std::memory_order_relaxed);
+    for (uint32_t index = 1; index < streams; ++index) {
+      TcpConnection* stream = peer->out_streams[index].load(std::memory_order_acquire);
+      if (stream && stream->state == ConnectionState::kReady) write_queued(stream);
+    }
   }
 }
 

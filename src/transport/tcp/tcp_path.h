@@ -27,8 +27,20 @@
 //   follows at once), the loop does not watch that peer's connections for input (only for
 //   their end): the poller reads them, and a wake-up of the loop per message would cost more
 //   than the message. A waiter about to sleep, or a receive from anyone, has them watched again.
+// - Several streams (streams.h): when the first large message to a peer is sent, we open up to
+//   options.streams - 1 more connections to it (auto: from the link's speed), which carry only
+//   pieces of striped messages, one way. A message from 2 * kSmallestStripe up is split across
+//   the streams ready then: its header and first piece go on the peer's usual connection, piece
+//   i on stream i, all under the peer's stripe_mutex so that every stream carries its pieces in
+//   the order of their headers. The receiver, when the header comes (or its parked payload is
+//   resumed), announces each piece to its stream (due_pieces); a stream whose next piece was
+//   not announced yet is left unread. Streams are read by the event loop only. An extra
+//   connection that cannot be made is given up (fewer streams); one that ends once made is
+//   the peer's end like any other.
 // Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
-// connection.watch_mutex, and peer.poll_mutex -> connection.watch_mutex. PathEvents is called
+// connection.watch_mutex, peer.poll_mutex -> connection.watch_mutex, peer.stripe_mutex ->
+// connection.send_mutex, and connection.in_mutex -> (another) connection.piece_mutex ->
+// its watch_mutex. PathEvents is called
 // with a connection's in_mutex at most (never mutex_). The event loop holds a
 // connection's in_mutex while it reads into a receive's buffer, so cancel() can detach a
 // receive mid-payload safely.
@@ -65,6 +77,9 @@ struct TcpPathOptions {
   // The TCP congestion control of every connection to a peer (resolve_congestion_control's
   // answer); empty: the kernel's.
   std::string congestion_control;
+  // Connections per peer for large messages, the first included (WEFT_SOCKET_NSTREAMS,
+  // streams.h): 0 for auto, from the speed of the link to each peer.
+  uint32_t streams = 0;
 };
 
 class TcpPath final : public Path {
@@ -113,6 +128,10 @@ class TcpPath final : public Path {
   void parked_message_wanted() override;
   void shutdown(std::chrono::steady_clock::time_point flush_deadline) override;
 
+  // How many connections a large message to `peer` goes on now (1: no stream is ready, or
+  // none is wanted).
+  uint32_t streams_to(int peer) const;
+
  private:
   struct Peer {
     std::atomic<TcpConnection*> sender{nullptr};  // set once, under mutex_
@@ -136,6 +155,16 @@ class TcpPath final : public Path {
     // candidates of the one whose handshake succeeded (-1: none yet).
     std::optional<CandidateDial> dial;
     std::atomic<int> reached{-1};
+    // --- several streams (streams.h) ---
+    // How many connections our large messages to the peer go on, the first included; 0 until
+    // decided (once, under mutex_, when the first large message is sent).
+    std::atomic<uint32_t> streams_wanted{0};
+    // The extra connections we opened to it (index 1 up; 0 unused), each set once, under mutex_.
+    std::atomic<TcpConnection*> out_streams[kMaxStripes] = {};
+    // Keeps every stream's pieces in the order of their messages' headers.
+    util::Mutex stripe_mutex;
+    // The extra connections it opened to us (index 1 up), set under mutex_.
+    std::atomic<TcpConnection*> in_streams[kMaxStripes] = {};
   };
   struct Listener {
     util::Fd fd;
@@ -172,6 +201,41 @@ class TcpPath final : public Path {
                         bool add = false) WEFT_NO_THREAD_SAFETY_ANALYSIS;
   // Gives epoll what a ready connection needs now (watch_mutex held).
   void rewatch_locked(TcpConnection* connection) WEFT_REQUIRES(connection->watch_mutex);
+
+  // --- several streams (streams.h) ---
+  // The connections ready for a large message to `peer` now, its first `sender` included;
+  // decides how many it wants, and opens them, the first time.
+  uint32_t streams_ready(int peer, TcpConnection* sender);
+  void open_streams_locked(int peer, TcpConnection* sender) WEFT_REQUIRES(mutex_);
+  // Where our extra connections to `peer` go: the address `sender` reached it at, else the
+  // candidate on the host of the peer's own connection to us, else its first.
+  util::SocketAddress stream_address_locked(int peer, const TcpConnection* sender) const
+      WEFT_REQUIRES(mutex_);
+  void post_striped(TcpConnection* first, int peer, const RequestPtr& request, FrameHeader header,
+                    uint32_t stripes);
+  // An extra connection of ours could not be made (`why`): closed, and large messages go on
+  // the streams that could.
+  void give_up_stream(TcpConnection* connection, const std::string& why)
+      WEFT_REQUIRES(connection->in_mutex);
+  // The header of a striped message came on `first` (bound to `message`): its pieces are due
+  // on the peer's streams. False when the peer has not opened them: the message fails and the
+  // connection is dropped.
+  bool announce_pieces(TcpConnection* first, const std::shared_ptr<StripedArrival>& message)
+      WEFT_REQUIRES(first->in_mutex);
+  // On an incoming stream whose next frame is a piece: whether one is due; if not, the stream
+  // is left unread until one is announced.
+  bool piece_due_or_wait(TcpConnection* stream) WEFT_REQUIRES(stream->in_mutex);
+  bool waits_for_piece(TcpConnection* stream);
+  // A piece's header was read on an incoming stream: its payload goes where it is due.
+  void begin_piece(TcpConnection* stream) WEFT_REQUIRES(stream->in_mutex);
+  // Event loop: reads the streams whose awaited piece was announced.
+  void resume_announced_streams();
+  // The connection ended: its current piece, and those due, never come.
+  void fail_due_pieces(TcpConnection* stream, const std::shared_ptr<const Error>& why)
+      WEFT_REQUIRES(stream->in_mutex);
+  static bool carries_pieces_to_us(const TcpConnection& connection) {
+    return connection.stream > 0 && !connection.outgoing;
+  }
 
   // --- sending ---
   void enqueue(TcpConnection* connection, OutboundFrame frame);
@@ -230,6 +294,11 @@ class TcpPath final : public Path {
       WEFT_REQUIRES(connection->in_mutex);
   void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why)
       WEFT_REQUIRES(connection->in_mutex);
+  // cancel_send of a striped send; false when no piece of it is queued.
+  bool cancel_striped(Request& request, const std::shared_ptr<const Error>& reason);
+  // detach_receive of a receive a striped message is filling, among `candidates`.
+  bool detach_striped(Request& request, const std::shared_ptr<const Error>& reason,
+                      const std::vector<TcpConnection*>& candidates);
   void parse_frames(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   void begin_frame(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   // Points the frame's payload where the Router said (begin_frame, resume_parked).
@@ -298,6 +367,7 @@ class TcpPath final : public Path {
   std::atomic<int> writers_waiting_{0};       // connections whose queue waits for EPOLLOUT
   std::atomic<int> lingering_{0};             // connections unwatched with nobody polling them
   std::atomic<int> parked_count_{0};          // connections holding a parked payload
+  std::atomic<int> streams_announced_{0};     // streams whose awaited piece was announced
   std::atomic<bool> loop_ticks_fast_{false};  // the loop wakes every kLingerMs
   std::atomic<bool> stop_{false};
   std::thread loop_;
