@@ -5,12 +5,13 @@
 #
 # The hosts are two network namespaces joined by a veth pair (10.79.0.1 and 10.79.0.2, private
 # to them), created here and removed on exit. The link may be shaped two ways, on both ends:
-#   -R RATE  a tbf of RATE for the whole link (a NIC of that speed)
+#   -R RATE  a tbf of RATE for the whole link (a NIC of that speed), burst 1 ms of the rate (at
+#            least 64 KiB), queue 5 ms: as the anchors' netns harness shapes its links
 #   -F RATE  every TCP flow capped at RATE, the link not (a cloud that caps each flow, as AWS
 #            does between instances): an htb of 64 classes of RATE each, a flow's class chosen
-#            by the low 3 bits of its source and destination ports (u32 filters; this kernel
-#            has neither fq's maxrate nor the flow classifier), so two flows share a cap now and
-#            then
+#            by bits 1-6 of its source port (u32 filters; this kernel has neither fq's maxrate
+#            nor the flow classifier, and Linux gives connect() even ports), so two flows share
+#            a cap now and then: 4 flows 1 time in 11
 #
 # Usage: bench/streams_compare.sh [-B BUILD] [-s "1 2 4"] [-o OPS] [-b MINBYTES] [-e MAXBYTES]
 #                                 [-r RUNS] [-R RATE | -F RATE] [-t SECONDS]
@@ -55,24 +56,25 @@ for k in 0 1; do
   ip -n "${ns[$k]}" addr add "10.79.0.$((k + 1))/24" dev eth0
   ip -n "${ns[$k]}" link set eth0 up && ip -n "${ns[$k]}" link set lo up
   if [[ -n "$tbf" ]]; then
-    ip netns exec "${ns[$k]}" tc qdisc add dev eth0 root tbf rate "$tbf" burst 1mbit latency 5ms ||
+    burst=$(/usr/bin/python3 -c 'import re,sys
+n, unit = re.fullmatch(r"([0-9.]+)([kmg]?)bit", sys.argv[1]).groups()
+print(max(65536, int(float(n) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[unit] / 8 / 1000)))' "$tbf") ||
+      exit 1
+    ip netns exec "${ns[$k]}" tc qdisc add dev eth0 root tbf rate "$tbf" burst "$burst" latency 5ms ||
       exit 1
   elif [[ -n "$flowcap" ]]; then
     tcx() { ip netns exec "${ns[$k]}" tc "$@" 2>/dev/null; }
     tcx qdisc add dev eth0 root handle 1: htb r2q 100000 || exit 1
-    for sp in 0 1 2 3 4 5 6 7; do
-      for dp in 0 1 2 3 4 5 6 7; do
-        class=$((sp * 8 + dp + 1))
-        tcx class add dev eth0 parent 1: classid "1:$(printf %x $class)" htb rate "$flowcap" \
-          burst 256k || exit 1
-        tcx filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip sport "$sp" 0x0007 \
-          match ip dport "$dp" 0x0007 flowid "1:$(printf %x $class)" || exit 1
-      done
+    for bucket in $(seq 0 63); do
+      class=$(printf %x $((bucket + 1)))
+      tcx class add dev eth0 parent 1: classid "1:$class" htb rate "$flowcap" burst 256k || exit 1
+      tcx filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip sport "$((2 * bucket))" \
+        0x007e flowid "1:$class" || exit 1
     done
   fi
 done
 most=0; for c in $counts; do (( c > most )) && most=$c; done
-link="unshaped"; [[ -n "$tbf" ]] && link="tbf $tbf"; [[ -n "$flowcap" ]] && link="fq maxrate $flowcap per flow"
+link="unshaped"; [[ -n "$tbf" ]] && link="tbf $tbf"; [[ -n "$flowcap" ]] && link="every flow capped at $flowcap"
 
 echo "link: $link"
 ip netns exec "${ns[1]}" timeout 60 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.3
@@ -96,7 +98,10 @@ for run in $(seq "$runs"); do
           --csv "$work/${op}_${streams}_${run}_$k.csv" >/dev/null 2>"$work/${op}_${streams}_${run}_$k.err" &
         pids+=($!)
       done
-      for pid in "${pids[@]}"; do wait "$pid" || echo "  ($op on $streams, run $run failed)" >&2; done
+      for k in 0 1; do
+        wait "${pids[$k]}" ||
+          echo "  ($op on $streams, run $run, rank $k failed: $(tail -2 "$work/${op}_${streams}_${run}_$k.err"))" >&2
+      done
       port=$((port + 1))
     done
   done

@@ -1156,6 +1156,9 @@ bool TcpPath::on_proof(TcpConnection* connection, const uint8_t* bytes, std::siz
   }
   util::Digest expected = handshake_mac(options_.job_token, HandshakeSide::kConnecting, handshake);
   bool valid = util::same_digest(proof->mac, expected);
+  // A stream is the peer's before our ack: the peer stripes a message over it as soon as the ack
+  // comes, and that message's header, arriving on another connection, looks for it.
+  if (valid && connection->stream > 0) adopt_as_peers(connection);
   Ack ack{valid ? HandshakeStatus::kOk : HandshakeStatus::kBadToken,
           static_cast<uint32_t>(options_.rank)};
   bool sent = send_handshake(connection, encode_ack(ack));
@@ -1164,19 +1167,21 @@ bool TcpPath::on_proof(TcpConnection* connection, const uint8_t* bytes, std::siz
                     claimed + ": " + (valid ? "could not send it our ack" : describe(ack.status)));
     return false;
   }
-  {
-    util::MutexLock lock(mutex_);
-    connection->peer = static_cast<int>(handshake.connecting_rank);
-    Peer& peer = *peers_[connection->peer];
-    peer.connections.push_back(connection);
-    if (connection->stream > 0) {
-      peer.in_streams[connection->stream].store(connection, std::memory_order_release);
-    } else if (!peer.sender.load()) {
-      peer.sender.store(connection, std::memory_order_release);
-    }
-  }
+  if (connection->stream == 0) adopt_as_peers(connection);
   became_ready(connection);
   return true;
+}
+
+void TcpPath::adopt_as_peers(TcpConnection* connection) {
+  util::MutexLock lock(mutex_);
+  connection->peer = static_cast<int>(connection->handshake.connecting_rank);
+  Peer& peer = *peers_[connection->peer];
+  peer.connections.push_back(connection);
+  if (connection->stream > 0) {
+    peer.in_streams[connection->stream].store(connection, std::memory_order_release);
+  } else if (!peer.sender.load()) {
+    peer.sender.store(connection, std::memory_order_release);
+  }
 }
 
 // Connecting side, first answer: the accepting rank's nonce and proof. We prove ourselves only

@@ -290,6 +290,9 @@ class TcpPath final : public Path {
   bool on_ack(TcpConnection* connection, const uint8_t* bytes, std::size_t size)
       WEFT_REQUIRES(connection->in_mutex);
   bool send_handshake(TcpConnection* connection, const std::vector<uint8_t>& message);
+  // An incoming connection whose proof is valid becomes its rank's (peers_[...].connections,
+  // its sender or one of its streams).
+  void adopt_as_peers(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   void refuse_incoming(TcpConnection* connection, const std::string& why)
       WEFT_REQUIRES(connection->in_mutex);
   void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why)
