@@ -62,4 +62,16 @@ inline bool finishes_within(const transport::RequestPtr& request, std::chrono::m
   return request->wait(std::chrono::steady_clock::now() + limit, 0);
 }
 
+// Waits as a rank does: polling the transport, so that the waiting thread itself reads its
+// peer's connection (the event loop reads the others).
+inline bool completes_polled(TcpRank& rank, const transport::RequestPtr& request,
+                             std::chrono::milliseconds limit) {
+  rank.start_polling(*request);
+  bool done = request->wait(
+      std::chrono::steady_clock::now() + limit, 1'000'000, [&] { return rank.poll(*request); },
+      [] {}, true);
+  rank.stop_polling(*request);
+  return done;
+}
+
 }  // namespace weft::testing

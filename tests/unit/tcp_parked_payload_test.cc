@@ -21,6 +21,7 @@ namespace weft::transport {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::completes_polled;
 using testing::finishes_within;
 using testing::TcpRank;
 
@@ -86,16 +87,6 @@ Message receive(TcpRank& at, int from, uint64_t tag, std::size_t bytes) {
                                               Signature{}, message.data.data(), bytes);
   at.post_recv(message.request);
   return message;
-}
-
-// Waits like a rank would: polling the transport, so that the receiving thread itself reads.
-bool completes_polled(TcpRank& rank, const RequestPtr& request, std::chrono::milliseconds limit) {
-  rank.start_polling(*request);
-  bool done = request->wait(
-      std::chrono::steady_clock::now() + limit, 1'000'000, [&] { return rank.poll(*request); },
-      [] {}, true);
-  rank.stop_polling(*request);
-  return done;
 }
 
 void expect_payload(const Message& message, uint64_t tag, std::size_t bytes) {

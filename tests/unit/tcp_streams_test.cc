@@ -22,6 +22,7 @@ namespace weft::transport {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::completes_polled;
 using testing::finishes_within;
 using testing::TcpRank;
 
@@ -77,17 +78,6 @@ Message receive(TcpRank& at, int from, uint64_t tag, std::size_t capacity) {
                                               Signature{}, message.data.data(), capacity);
   at.post_recv(message.request);
   return message;
-}
-
-// Waits as a rank does: polling, so that the waiting thread reads its first connection while
-// the event loop reads the streams.
-bool completes_polled(TcpRank& rank, const RequestPtr& request, std::chrono::milliseconds limit) {
-  rank.start_polling(*request);
-  bool done = request->wait(
-      std::chrono::steady_clock::now() + limit, 1'000'000, [&] { return rank.poll(*request); },
-      [] {}, true);
-  rank.stop_polling(*request);
-  return done;
 }
 
 ::testing::AssertionResult holds(const Message& message, uint64_t tag, std::size_t bytes) {

@@ -233,8 +233,7 @@ bool TcpPath::watch(int peer) {
 
 uint32_t TcpPath::streams_ready(int peer, TcpConnection* sender) {
   Peer& state = *peers_[peer];
-  uint32_t wanted = state.streams_wanted.load(std::memory_order_acquire);
-  if (wanted == 0) {
+  if (state.streams_wanted.load(std::memory_order_acquire) == 0) {
     // Decided on a ready connection: its local address tells which link reaches the peer.
     if (sender->state != ConnectionState::kReady) return 1;
     // The peer may have connected to us before we needed its address: the streams do.
@@ -248,13 +247,7 @@ uint32_t TcpPath::streams_ready(int peer, TcpConnection* sender) {
     }
     return 1;  // the streams just opened are not ready yet
   }
-  uint32_t ready = 1;
-  while (ready < wanted) {
-    TcpConnection* stream = state.out_streams[ready].load(std::memory_order_acquire);
-    if (!stream || stream->state != ConnectionState::kReady) break;
-    ++ready;
-  }
-  return ready;
+  return streams_to(peer);
 }
 
 uint32_t TcpPath::streams_to(int peer) const {
@@ -1871,11 +1864,7 @@ bool TcpPath::poll(Request* waited_for) {
   }
   TcpConnection* sender = peer.sender.load(std::memory_order_acquire);
   if (sender && sender->state == ConnectionState::kReady) write_queued(sender);
-  const uint32_t streams = peer.streams_wanted.load(std::memory_order_relaxed);
-  for (uint32_t index = 1; index < streams; ++index) {
-    TcpConnection* stream = peer.out_streams[index].load(std::memory_order_acquire);
-    if (stream && stream->state == ConnectionState::kReady) write_queued(stream);
-  }
+  write_streams(peer);
   if (writers_waiting_.load(std::memory_order_relaxed) > 0) write_every_queue();
   return bytes_moved_here != moved_before;
 }
@@ -1982,15 +1971,19 @@ void TcpPath::write_queued(TcpConnection* connection) {
   flush_locked(connection);
 }
 
+void TcpPath::write_streams(Peer& peer) {
+  const uint32_t streams = peer.streams_wanted.load(std::memory_order_relaxed);
+  for (uint32_t index = 1; index < streams; ++index) {
+    TcpConnection* stream = peer.out_streams[index].load(std::memory_order_acquire);
+    if (stream && stream->state == ConnectionState::kReady) write_queued(stream);
+  }
+}
+
 void TcpPath::write_every_queue() {
   for (const std::unique_ptr<Peer>& peer : peers_) {
     TcpConnection* connection = peer->sender.load(std::memory_order_acquire);
     if (connection && connection->state == ConnectionState::kReady) write_queued(connection);
-    const uint32_t streams = peer->streams_wanted.load(std::memory_order_relaxed);
-    for (uint32_t index = 1; index < streams; ++index) {
-      TcpConnection* stream = peer->out_streams[index].load(std::memory_order_acquire);
-      if (stream && stream->state == ConnectionState::kReady) write_queued(stream);
-    }
+    write_streams(*peer);
   }
 }
 

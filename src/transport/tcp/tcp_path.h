@@ -245,6 +245,8 @@ class TcpPath final : public Path {
   void read_ready(TcpConnection* connection);
   void write_queued(TcpConnection* connection);
   void write_every_queue();
+  // Our extra connections to the peer (streams.h).
+  void write_streams(Peer& peer);
   // The loop stops / starts watching a peer's inbound connections for input (poll_mutex held).
   void unwatch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
   void watch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
