@@ -266,12 +266,29 @@ void TcpPath::open_streams_locked(int peer, TcpConnection* sender) {
   Peer& state = *peers_[peer];
   uint32_t wanted = options_.streams;
   std::string why = "WEFT_SOCKET_NSTREAMS=" + std::to_string(wanted);
+  // Both ends of the connection we send on: the local one names the link, the remote one the
+  // host the peer's connection to us came from. Under send_mutex, which closing it takes.
+  std::optional<util::SocketAddress> local, remote;
+  {
+    util::MutexLock send_lock(sender->send_mutex);
+    if (!sender->broken) {
+      local = util::SocketAddress{};
+      local->length = sizeof local->storage;
+      if (getsockname(sender->fd.get(), reinterpret_cast<sockaddr*>(&local->storage),
+                      &local->length) != 0) {
+        local.reset();
+      }
+      remote = util::SocketAddress{};
+      remote->length = sizeof remote->storage;
+      if (getpeername(sender->fd.get(), reinterpret_cast<sockaddr*>(&remote->storage),
+                      &remote->length) != 0) {
+        remote.reset();
+      }
+    }
+  }
   if (wanted == 0) {
     LinkFacts link;
-    try {
-      link = link_of(util::local_address_of(sender->fd.get()));
-    } catch (const Error&) {  // closed meanwhile: its loss is being handled
-    }
+    if (local) link = link_of(*local);
     wanted = auto_stream_count(link.speed_mbps, link.driver);
     why = "auto: " + (link.interface.empty()
                           ? std::string("interface unknown")
@@ -292,7 +309,7 @@ void TcpPath::open_streams_locked(int peer, TcpConnection* sender) {
     });
     return;
   }
-  const util::SocketAddress address = stream_address_locked(peer, sender);
+  const util::SocketAddress address = stream_address_locked(peer, remote);
   for (uint32_t index = 1; index < wanted; ++index) {
     int connect_errno = 0;
     util::Fd fd;
@@ -319,20 +336,16 @@ void TcpPath::open_streams_locked(int peer, TcpConnection* sender) {
   });
 }
 
-util::SocketAddress TcpPath::stream_address_locked(int peer, const TcpConnection* sender) const {
+util::SocketAddress TcpPath::stream_address_locked(
+    int peer, const std::optional<util::SocketAddress>& remote) const {
   const Peer& state = *peers_[peer];
   const int reached = state.reached.load(std::memory_order_acquire);
   if (reached >= 0) return state.candidates[reached];
   // We send on the connection the peer made: its listener is at the published address on the
   // host that connection comes from.
-  sockaddr_storage remote{};
-  socklen_t length = sizeof remote;
-  if (getpeername(sender->fd.get(), reinterpret_cast<sockaddr*>(&remote), &length) == 0) {
-    util::SocketAddress from;
-    from.storage = remote;
-    from.length = length;
+  if (remote) {
     for (const util::SocketAddress& candidate : state.candidates) {
-      if (candidate.host() == from.host()) return candidate;
+      if (candidate.host() == remote->host()) return candidate;
     }
   }
   return state.candidates.front();

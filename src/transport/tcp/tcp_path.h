@@ -207,9 +207,10 @@ class TcpPath final : public Path {
   // decides how many it wants, and opens them, the first time.
   uint32_t streams_ready(int peer, TcpConnection* sender);
   void open_streams_locked(int peer, TcpConnection* sender) WEFT_REQUIRES(mutex_);
-  // Where our extra connections to `peer` go: the address `sender` reached it at, else the
-  // candidate on the host of the peer's own connection to us, else its first.
-  util::SocketAddress stream_address_locked(int peer, const TcpConnection* sender) const
+  // Where our extra connections to `peer` go: the address we reached it at, else the candidate
+  // on the host its own connection to us comes from (`remote`), else its first.
+  util::SocketAddress stream_address_locked(int peer,
+                                            const std::optional<util::SocketAddress>& remote) const
       WEFT_REQUIRES(mutex_);
   void post_striped(TcpConnection* first, int peer, const RequestPtr& request, FrameHeader header,
                     uint32_t stripes);
