@@ -38,6 +38,8 @@ done
 (( EUID == 0 )) || { echo "streams_compare.sh: needs root (ip netns)" >&2; exit 2; }
 bench="$build/tools/weft-bench/weft-bench"
 [[ -x "$bench" ]] || { echo "build weft-bench in $build" >&2; exit 2; }
+command -v iperf3 >/dev/null || apt-get install -y iperf3 >/dev/null 2>&1 ||
+  echo "streams_compare.sh: no iperf3 (apt-get install iperf3): its figures are left out" >&2
 
 work=$(mktemp -d); id="wsc$$"; ns=("${id}a" "${id}b")
 cleanup() {
