@@ -132,8 +132,8 @@ TEST(TcpStreams, ALargeMessageGoesOnEveryStreamAndArrivesWhole) {
 
 // The first message striped over a stream the moment the sender sees it ready: the receiver
 // must know the stream by then (it takes it as the peer's before it acknowledges it). Pairs
-// anew each time, with no pause between messages: a race of microseconds, which loopback
-// rarely loses (simulated hosts under load did, before the receiver took streams that early).
+// anew each time, with no pause between messages: the window is microseconds wide, so this
+// catches a receiver that takes its streams late only now and then.
 TEST(TcpStreams, AMessageStripedTheMomentItsStreamsAreReadyFindsThem) {
   for (int pair_number = 0; pair_number < 10; ++pair_number) {
     Pair pair = make_pair();
