@@ -10,6 +10,7 @@
 #include "transport/tcp/peer_candidates.h"
 #include "transport/tcp/streams.h"
 #include "transport/tcp/tcp_path.h"
+#include "transport/tcp/zerocopy.h"
 #include "util/deadline.h"
 #include "util/host_identity.h"
 #include "util/log.h"
@@ -133,6 +134,8 @@ std::unique_ptr<transport::TcpPath> make_tcp_path(const WorldOptions& options,
       transport::resolve_congestion_control(util::setting_string("WEFT_SOCKET_CONGESTION"));
   transport_options.streams =
       transport::parse_stream_setting(util::setting_string("WEFT_SOCKET_NSTREAMS"));
+  transport_options.zerocopy =
+      transport::parse_zerocopy_setting(util::setting_string("WEFT_SOCKET_ZEROCOPY"));
   return std::make_unique<transport::TcpPath>(transport_options, events);
 }
 

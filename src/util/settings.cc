@@ -40,6 +40,12 @@ const std::vector<SettingSpec>& all_settings() {
        "included (1 to 16): a message from 512 KiB up is split across them. auto: one per 10 "
        "Gbit/s of the interface's speed, at most 8 (8 on AWS's ENA, whose flows are capped each); "
        "1 where the speed is unknown (loopback, most virtual NICs). Logged at INFO."},
+      {"WEFT_SOCKET_ZEROCOPY", SettingType::kString, "auto", "",
+       "Payloads from 256 KiB up sent with MSG_ZEROCOPY: the kernel reads them from the "
+       "caller's buffer instead of copying them, and the send completes once the peer has "
+       "acknowledged them. auto: on interfaces of 10 Gbit/s and up; 1: on every connection; 0: "
+       "never. A connection stops where the kernel reports that it copies anyway (loopback, "
+       "veth)."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",
        "Secret shared by the ranks of one job (and its store): every connection proves it "
        "knows it by a challenge-response, the token itself is never sent or stored. weftrun "

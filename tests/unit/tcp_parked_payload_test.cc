@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
 #include "transport/request.h"
 #include "weft/error.h"
@@ -41,58 +42,28 @@ std::size_t kernel_socket_buffers() {
 // parked, the send cannot complete.
 const std::size_t kLarge = std::max(std::size_t{32} << 20, 2 * kernel_socket_buffers());
 
-std::unique_ptr<TcpRank> make_rank(int rank, std::chrono::milliseconds park_limit) {
-  TcpPathOptions options;
-  options.rank = rank;
-  options.world_size = 2;
-  options.job_token = "parked-payload-test-token";
-  options.listen_address = util::resolve("127.0.0.1", 0);
-  options.park_limit = park_limit;
-  return std::make_unique<TcpRank>(rank, options, nullptr);
-}
-
-struct Pair {
-  std::unique_ptr<TcpRank> receiver;  // rank 0
-  std::unique_ptr<TcpRank> sender;    // rank 1
-};
+using Pair = testing::TcpPair;
+using Message = testing::TestMessage;
 
 Pair make_pair(std::chrono::milliseconds park_limit) {
-  Pair pair{make_rank(0, park_limit), make_rank(1, park_limit)};
-  std::vector<util::SocketAddress> addresses{pair.receiver->listen_address(),
-                                             pair.sender->listen_address()};
-  pair.receiver->set_peer_addresses(addresses);
-  pair.sender->set_peer_addresses(addresses);
-  return pair;
+  TcpPathOptions options;
+  options.job_token = "parked-payload-test-token";
+  options.park_limit = park_limit;
+  return testing::make_tcp_pair(options);
 }
 
-struct Message {
-  std::vector<uint8_t> data;
-  RequestPtr request;
-};
-
-uint8_t byte_of(uint64_t tag, std::size_t i) { return static_cast<uint8_t>(tag * 31 + i % 251); }
-
 Message send(TcpRank& from, int to, uint64_t tag, std::size_t bytes) {
-  Message message{std::vector<uint8_t>(bytes), nullptr};
-  for (std::size_t i = 0; i < bytes; ++i) message.data[i] = byte_of(tag, i);
-  message.request = std::make_shared<Request>(Request::Kind::kSend, to, kContext, tag, Signature{},
-                                              message.data.data(), bytes);
-  from.post_send(message.request);
-  return message;
+  return testing::post_pattern_send(from, to, kContext, tag, bytes);
 }
 
 Message receive(TcpRank& at, int from, uint64_t tag, std::size_t bytes) {
-  Message message{std::vector<uint8_t>(bytes + 1), nullptr};
-  message.request = std::make_shared<Request>(Request::Kind::kRecv, from, kContext, tag,
-                                              Signature{}, message.data.data(), bytes);
-  at.post_recv(message.request);
-  return message;
+  return testing::post_guarded_receive(at, from, kContext, tag, bytes);
 }
 
 void expect_payload(const Message& message, uint64_t tag, std::size_t bytes) {
   ASSERT_FALSE(message.request->failed()) << message.request->error()->what();
   for (std::size_t i = 0; i < bytes; ++i) {
-    ASSERT_EQ(message.data[i], byte_of(tag, i)) << "tag " << tag << " byte " << i;
+    ASSERT_EQ(message.data[i], testing::pattern_byte(tag, i)) << "tag " << tag << " byte " << i;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
 #include "transport/request.h"
 #include "transport/tcp/streams.h"
@@ -29,6 +30,10 @@ using testing::TcpRank;
 constexpr uint64_t kContext = 5;
 constexpr uint32_t kStreams = 4;
 
+using Pair = testing::TcpPair;
+using Message = testing::TestMessage;
+using testing::pattern_byte;
+
 std::unique_ptr<TcpRank> make_rank(int rank, uint32_t streams) {
   TcpPathOptions options;
   options.rank = rank;
@@ -39,61 +44,23 @@ std::unique_ptr<TcpRank> make_rank(int rank, uint32_t streams) {
   return std::make_unique<TcpRank>(rank, options, nullptr);
 }
 
-struct Pair {
-  std::unique_ptr<TcpRank> receiver;  // rank 0
-  std::unique_ptr<TcpRank> sender;    // rank 1
-};
-
 Pair make_pair(uint32_t streams = kStreams) {
-  Pair pair{make_rank(0, streams), make_rank(1, streams)};
-  std::vector<util::SocketAddress> addresses{pair.receiver->listen_address(),
-                                             pair.sender->listen_address()};
-  pair.receiver->set_peer_addresses(addresses);
-  pair.sender->set_peer_addresses(addresses);
-  return pair;
-}
-
-struct Message {
-  std::vector<uint8_t> data;
-  RequestPtr request;
-};
-
-uint8_t byte_of(uint64_t tag, std::size_t i) {
-  return static_cast<uint8_t>(tag * 131 + i * 7 + i / 4096);
+  TcpPathOptions options;
+  options.job_token = "streams-test-token";
+  options.streams = streams;
+  return testing::make_tcp_pair(options);
 }
 
 Message send(TcpRank& from, int to, uint64_t tag, std::size_t bytes) {
-  Message message{std::vector<uint8_t>(bytes), nullptr};
-  for (std::size_t i = 0; i < bytes; ++i) message.data[i] = byte_of(tag, i);
-  message.request = std::make_shared<Request>(Request::Kind::kSend, to, kContext, tag, Signature{},
-                                              message.data.data(), bytes);
-  from.post_send(message.request);
-  return message;
+  return testing::post_pattern_send(from, to, kContext, tag, bytes);
 }
 
-// A receive of `capacity` bytes, its buffer filled with 0xee, with a guard byte past its end.
 Message receive(TcpRank& at, int from, uint64_t tag, std::size_t capacity) {
-  Message message{std::vector<uint8_t>(capacity + 1, 0xee), nullptr};
-  message.request = std::make_shared<Request>(Request::Kind::kRecv, from, kContext, tag,
-                                              Signature{}, message.data.data(), capacity);
-  at.post_recv(message.request);
-  return message;
+  return testing::post_guarded_receive(at, from, kContext, tag, capacity);
 }
 
 ::testing::AssertionResult holds(const Message& message, uint64_t tag, std::size_t bytes) {
-  if (!message.request->done())
-    return ::testing::AssertionFailure() << "tag " << tag << " not done";
-  if (message.request->failed()) {
-    return ::testing::AssertionFailure()
-           << "tag " << tag << ": " << message.request->error()->what();
-  }
-  for (std::size_t i = 0; i < bytes; ++i) {
-    if (message.data[i] != byte_of(tag, i)) {
-      return ::testing::AssertionFailure() << "tag " << tag << " byte " << i << " of " << bytes;
-    }
-  }
-  if (message.data[bytes] != 0xee) return ::testing::AssertionFailure() << "written past the end";
-  return ::testing::AssertionSuccess();
+  return testing::holds_pattern(message, tag, bytes);
 }
 
 // Sends until the sender's extra connections are up (they open at its first large message).
@@ -316,7 +283,7 @@ TEST(TcpStreams, AReceiveCancelledMidMessageIsNeverWrittenAfter) {
     Message got = receive(*pair.receiver, 1, tag, kBytes);
     Message after = receive(*pair.receiver, 1, tag + 1, 1u << 20);
     Message sent{std::vector<uint8_t>(kBytes), nullptr};
-    for (std::size_t i = 0; i < kBytes; ++i) sent.data[i] = byte_of(tag, i);
+    for (std::size_t i = 0; i < kBytes; ++i) sent.data[i] = pattern_byte(tag, i);
     sent.request = std::make_shared<Request>(Request::Kind::kSend, 0, kContext, tag, Signature{},
                                              sent.data.data(), kBytes);
     // From another thread: posting writes what the sockets take before it returns.

@@ -23,6 +23,7 @@
 #include "transport/request.h"
 #include "transport/tcp/handshake.h"
 #include "transport/tcp/striped_message.h"
+#include "transport/tcp/zerocopy.h"
 #include "util/mutex.h"
 #include "util/ring_deque.h"
 #include "util/socket.h"
@@ -37,6 +38,9 @@ struct OutboundFrame {
   RequestPtr request;          // null for control frames
   // One piece of a striped send (streams.h): `request` completes with the last piece written.
   std::shared_ptr<StripedSend> striped;
+  // Part of its payload went out zero-copy (zerocopy.h): the kernel may still read the caller's
+  // buffer.
+  std::shared_ptr<ZerocopyTicket> zerocopy;
   std::size_t sent = 0;  // of header + payload
 
   std::size_t total() const { return kFrameHeaderBytes + payload_bytes; }
@@ -120,8 +124,27 @@ class TcpConnection {
   }
 
   // Writes queued frames until the queue is empty or the socket is full. Completes the
-  // requests of fully written frames. Returns false when the socket failed (errno in *error).
+  // requests of fully written frames (of those sent zero-copy, once the kernel released them
+  // too). Returns false when the socket failed (errno in *error).
   bool flush_locked(int* error) WEFT_REQUIRES(send_mutex);
+
+  // --- zero-copy sends (zerocopy.h; send_mutex) ----------------------------------------------
+  // Payloads from kZerocopyMinBytes up are sent with MSG_ZEROCOPY.
+  bool zerocopy WEFT_GUARDED_BY(send_mutex) = false;
+  // Keep asking after the kernel reported a copy (tests: loopback always copies).
+  bool zerocopy_when_copied WEFT_GUARDED_BY(send_mutex) = false;
+  struct ZerocopyCall {
+    uint32_t id;
+    std::shared_ptr<ZerocopyTicket> ticket;
+  };
+  // The zero-copy sends the kernel has not released, in the order of their numbers.
+  util::RingDeque<ZerocopyCall> zerocopy_calls WEFT_GUARDED_BY(send_mutex);
+  uint32_t zerocopy_next_id WEFT_GUARDED_BY(send_mutex) = 0;
+  uint64_t zerocopy_sends WEFT_GUARDED_BY(send_mutex) = 0;  // ever, for tests and logs
+  // Reads the kernel's notices and completes the sends they release; true when there was one.
+  bool reap_zerocopy_locked() WEFT_REQUIRES(send_mutex);
+  // The kernel may still read `request`'s buffer (sent zero-copy, not released yet).
+  bool lends_buffer_locked(const Request& request) const WEFT_REQUIRES(send_mutex);
 
   // --- inbound (in_mutex) --------------------------------------------------------------------
   util::Mutex in_mutex WEFT_ACQUIRED_BEFORE(send_mutex);

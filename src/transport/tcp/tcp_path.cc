@@ -919,6 +919,12 @@ void TcpPath::on_event(TcpConnection* connection, uint32_t events) {
     on_connected(connection);
     return;
   }
+  if (events & EPOLLERR) {
+    util::MutexLock lock(connection->send_mutex);
+    // The kernel's notices of zero-copy sends raise EPOLLERR too. A real error remains: epoll
+    // reports it again on the next turn, and a read sees it.
+    if (connection->zerocopy_sends > 0 && reap_zerocopy_locked(connection)) events &= ~EPOLLERR;
+  }
   if (events & EPOLLOUT) on_writable(connection);
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
     util::MutexLock in_lock(connection->in_mutex);
@@ -1328,8 +1334,61 @@ void TcpPath::became_ready(TcpConnection* connection) {
   for (auto it = news.rbegin(); it != news.rend(); ++it) {
     connection->queue.push_front(std::move(*it));
   }
+  choose_zerocopy_locked(connection);
   connection->ready = true;
   flush_locked(connection);
+}
+
+void TcpPath::choose_zerocopy_locked(TcpConnection* connection) {
+  if (options_.zerocopy == ZerocopyMode::kOff || carries_pieces_to_us(*connection)) return;
+  int speed_mbps = -1;
+  if (options_.zerocopy == ZerocopyMode::kAuto) {
+    util::SocketAddress local;
+    local.length = sizeof local.storage;
+    if (getsockname(connection->fd.get(), reinterpret_cast<sockaddr*>(&local.storage),
+                    &local.length) != 0) {
+      return;
+    }
+    speed_mbps = link_of(local).speed_mbps;
+  }
+  if (!zerocopy_wanted(options_.zerocopy, speed_mbps)) return;
+  if (!enable_zerocopy(connection->fd.get())) {
+    util::log_debug(util::Subsys::kTransport, [&] {
+      return std::string("SO_ZEROCOPY refused: ") + strerror(errno) + "; payloads are copied";
+    });
+    return;
+  }
+  connection->zerocopy = true;
+  connection->zerocopy_when_copied = options_.zerocopy_when_copied;
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " sends payloads from " +
+           std::to_string(kZerocopyMinBytes) + " bytes zero-copy to rank " +
+           std::to_string(connection->peer) + " (" + connection->address + ")";
+  });
+}
+
+bool TcpPath::reap_zerocopy_locked(TcpConnection* connection) {
+  const bool asked = connection->zerocopy;
+  if (!connection->reap_zerocopy_locked()) return false;
+  ++bytes_moved_here;
+  if (asked && !connection->zerocopy) {
+    util::log_info(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(options_.rank) + " stops sending zero-copy to rank " +
+             std::to_string(connection->peer) + " (" + connection->address +
+             "): the kernel copies on this link";
+    });
+  }
+  return true;
+}
+
+uint64_t TcpPath::zerocopy_sends() const {
+  uint64_t sends = 0;
+  util::MutexLock lock(mutex_);
+  for (const auto& connection : connections_) {
+    util::MutexLock send_lock(connection->send_mutex);
+    sends += connection->zerocopy_sends;
+  }
+  return sends;
 }
 
 void TcpPath::parse_frames(TcpConnection* connection) {
@@ -1749,6 +1808,10 @@ void TcpPath::drop_peer(int peer, const std::shared_ptr<const Error>& why,
       if (frame.request) victims.push_back(std::move(frame.request));
     }
     connection->queue.clear();
+    for (TcpConnection::ZerocopyCall& call : connection->zerocopy_calls) {
+      if (call.ticket->request) victims.push_back(std::move(call.ticket->request));
+    }
+    connection->zerocopy_calls.clear();
   }
 }
 
@@ -1764,12 +1827,20 @@ bool TcpPath::cancel_send(Request& request, const std::shared_ptr<const Error>& 
   Peer& peer = *peers_[request.peer];
   TcpConnection* connection = peer.sender.load();
   if (!connection) return false;
-  if (peer.streams_wanted.load(std::memory_order_acquire) > 1 && cancel_striped(request, reason)) {
-    return true;
+  if (peer.streams_wanted.load(std::memory_order_acquire) > 1) {
+    if (std::optional<bool> withdrawn = cancel_striped(request, reason)) return *withdrawn;
   }
   util::MutexLock lock(connection->send_mutex);
+  const bool lent = connection->lends_buffer_locked(request);
   for (auto it = connection->queue.begin(); it != connection->queue.end(); ++it) {
     if (it->request.get() != &request) continue;
+    if (lent) {
+      // The kernel may still read the caller's buffer (zero-copy): too late to withdraw. The
+      // rest goes out from our own copy, so that nothing new is read from it.
+      it->owned.assign(it->payload, it->payload + it->payload_bytes);
+      it->payload = it->owned.data();
+      return false;
+    }
     if (it->sent == 0) {
       connection->queue.erase(it);
     } else {
@@ -1784,7 +1855,8 @@ bool TcpPath::cancel_send(Request& request, const std::shared_ptr<const Error>& 
   return false;
 }
 
-bool TcpPath::cancel_striped(Request& request, const std::shared_ptr<const Error>& reason) {
+std::optional<bool> TcpPath::cancel_striped(Request& request,
+                                            const std::shared_ptr<const Error>& reason) {
   Peer& peer = *peers_[request.peer];
   // Whatever is written of it, its receiver counts on every piece: the pieces still queued go
   // out from our own copies, and the send fails now.
@@ -1793,20 +1865,32 @@ bool TcpPath::cancel_striped(Request& request, const std::shared_ptr<const Error
   for (uint32_t index = 1; index < kMaxStripes; ++index) {
     if (TcpConnection* stream = peer.out_streams[index].load()) connections.push_back(stream);
   }
+  // First every queued piece takes its own copy, so that no new zero-copy send of it begins.
   bool found = false;
+  bool lent = false;
   for (TcpConnection* connection : connections) {
     util::MutexLock lock(connection->send_mutex);
+    lent = lent || connection->lends_buffer_locked(request);
     for (OutboundFrame& frame : connection->queue) {
       if (frame.request.get() != &request || !frame.striped) continue;
       frame.owned.assign(frame.payload, frame.payload + frame.payload_bytes);
       frame.payload = frame.owned.data();
-      frame.request.reset();
-      frame.striped.reset();
       found = true;
     }
   }
-  if (found) request.fail(reason);
-  return found;
+  // The kernel may still read the caller's buffer (zero-copy): too late to withdraw.
+  if (lent) return false;
+  if (!found) return std::nullopt;
+  for (TcpConnection* connection : connections) {
+    util::MutexLock lock(connection->send_mutex);
+    for (OutboundFrame& frame : connection->queue) {
+      if (frame.request.get() != &request || !frame.striped) continue;
+      frame.request.reset();
+      frame.striped.reset();
+    }
+  }
+  request.fail(reason);
+  return true;
 }
 
 bool TcpPath::detach_receive(Request& request, const std::shared_ptr<const Error>& reason) {
@@ -1980,8 +2064,9 @@ void TcpPath::read_ready(TcpConnection* connection) {
 void TcpPath::write_queued(TcpConnection* connection) {
   if (!connection->send_mutex.try_lock()) return;
   util::MutexLock lock(connection->send_mutex, std::adopt_lock);
-  if (!connection->ready || connection->broken || connection->queue.empty()) return;
-  flush_locked(connection);
+  if (!connection->ready || connection->broken) return;
+  if (!connection->queue.empty()) flush_locked(connection);
+  if (!connection->zerocopy_calls.empty()) reap_zerocopy_locked(connection);
 }
 
 void TcpPath::write_streams(Peer& peer) {
@@ -2012,7 +2097,10 @@ void TcpPath::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
     util::MutexLock lock(mutex_);
     for (auto& connection : connections_) {
       util::MutexLock send_lock(connection->send_mutex);
-      if (!connection->broken && connection->ready && !connection->queue.empty()) return false;
+      if (!connection->broken && connection->ready &&
+          (!connection->queue.empty() || !connection->zerocopy_calls.empty())) {
+        return false;
+      }
     }
     return true;
   };
@@ -2067,6 +2155,10 @@ void TcpPath::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
         if (frame.request) unsent.push_back(std::move(frame.request));
       }
       connection->queue.clear();
+      for (TcpConnection::ZerocopyCall& call : connection->zerocopy_calls) {
+        if (call.ticket->request) unsent.push_back(std::move(call.ticket->request));
+      }
+      connection->zerocopy_calls.clear();
       connection->broken = true;
       connection->fd.reset();
       connection->state = ConnectionState::kClosed;

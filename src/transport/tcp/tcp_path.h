@@ -80,6 +80,11 @@ struct TcpPathOptions {
   // Connections per peer for large messages, the first included (WEFT_SOCKET_NSTREAMS,
   // streams.h): 0 for auto, from the speed of the link to each peer.
   uint32_t streams = 0;
+  // Payloads from kZerocopyMinBytes up sent with MSG_ZEROCOPY (WEFT_SOCKET_ZEROCOPY,
+  // zerocopy.h): auto on links of 10 Gbit/s and up.
+  ZerocopyMode zerocopy = ZerocopyMode::kAuto;
+  // Keep sending zero-copy where the kernel copies anyway (tests: loopback always copies).
+  bool zerocopy_when_copied = false;
 };
 
 class TcpPath final : public Path {
@@ -131,6 +136,8 @@ class TcpPath final : public Path {
   // How many connections a large message to `peer` goes on now (1: no stream is ready, or
   // none is wanted).
   uint32_t streams_to(int peer) const;
+  // MSG_ZEROCOPY calls made so far, on every connection.
+  uint64_t zerocopy_sends() const;
 
  private:
   struct Peer {
@@ -242,6 +249,12 @@ class TcpPath final : public Path {
   void enqueue(TcpConnection* connection, OutboundFrame frame);
   // Writes what the socket takes and watches EPOLLOUT exactly while frames remain (send_mutex).
   void flush_locked(TcpConnection* connection) WEFT_REQUIRES(connection->send_mutex);
+  // A connection that may carry payloads of ours (zerocopy.h) asks for zero-copy if the
+  // setting and its link say so.
+  void choose_zerocopy_locked(TcpConnection* connection) WEFT_REQUIRES(connection->send_mutex);
+  // The kernel's notices of zero-copy sends: completes the sends they release; true when there
+  // was one.
+  bool reap_zerocopy_locked(TcpConnection* connection) WEFT_REQUIRES(connection->send_mutex);
   // --- progress by the waiting thread (try-locks: the event loop may be there already) ---
   void read_ready(TcpConnection* connection);
   void write_queued(TcpConnection* connection);
@@ -300,8 +313,9 @@ class TcpPath final : public Path {
       WEFT_REQUIRES(connection->in_mutex);
   void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why)
       WEFT_REQUIRES(connection->in_mutex);
-  // cancel_send of a striped send; false when no piece of it is queued.
-  bool cancel_striped(Request& request, const std::shared_ptr<const Error>& reason);
+  // cancel_send of a striped send: whether it was withdrawn (false: the kernel still reads its
+  // buffer); nothing when no piece of it is queued.
+  std::optional<bool> cancel_striped(Request& request, const std::shared_ptr<const Error>& reason);
   // detach_receive of a receive a striped message is filling, among `candidates`.
   bool detach_striped(Request& request, const std::shared_ptr<const Error>& reason,
                       const std::vector<TcpConnection*>& candidates);
