@@ -43,7 +43,7 @@ const std::vector<SettingSpec>& all_settings() {
       {"WEFT_SOCKET_ZEROCOPY", SettingType::kString, "auto", "",
        "Payloads from 256 KiB up sent with MSG_ZEROCOPY: the kernel reads them from the "
        "caller's buffer instead of copying them, and the send completes once the peer has "
-       "acknowledged them. auto: on interfaces of 10 Gbit/s and up; 1: on every connection; 0: "
+       "acknowledged them. auto: on interfaces of 25 Gbit/s and up; 1: on every connection; 0: "
        "never. A connection stops where the kernel reports that it copies anyway (loopback, "
        "veth)."},
       {"WEFT_JOB_TOKEN", SettingType::kString, "", "",

@@ -69,9 +69,9 @@ TEST(ZerocopySetting, ParsesAutoOnAndOff) {
 }
 
 TEST(ZerocopySetting, AutoAsksOnFastLinksOnly) {
-  EXPECT_TRUE(zerocopy_wanted(ZerocopyMode::kAuto, 25'000));
+  EXPECT_TRUE(zerocopy_wanted(ZerocopyMode::kAuto, 100'000));
   EXPECT_TRUE(zerocopy_wanted(ZerocopyMode::kAuto, kZerocopyMinMbps));
-  EXPECT_FALSE(zerocopy_wanted(ZerocopyMode::kAuto, 1'000));
+  EXPECT_FALSE(zerocopy_wanted(ZerocopyMode::kAuto, 10'000));
   EXPECT_FALSE(zerocopy_wanted(ZerocopyMode::kAuto, -1));  // loopback, veth
   EXPECT_TRUE(zerocopy_wanted(ZerocopyMode::kOn, -1));
   EXPECT_FALSE(zerocopy_wanted(ZerocopyMode::kOff, 100'000));

@@ -81,7 +81,7 @@ struct TcpPathOptions {
   // streams.h): 0 for auto, from the speed of the link to each peer.
   uint32_t streams = 0;
   // Payloads from kZerocopyMinBytes up sent with MSG_ZEROCOPY (WEFT_SOCKET_ZEROCOPY,
-  // zerocopy.h): auto on links of 10 Gbit/s and up.
+  // zerocopy.h): auto on links of 25 Gbit/s and up.
   ZerocopyMode zerocopy = ZerocopyMode::kAuto;
   // Keep sending zero-copy where the kernel copies anyway (tests: loopback always copies).
   bool zerocopy_when_copied = false;

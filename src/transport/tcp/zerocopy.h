@@ -1,13 +1,14 @@
 // Large payloads sent with MSG_ZEROCOPY (WEFT_SOCKET_ZEROCOPY): the kernel reads them from the
 // caller's buffer as the NIC sends, instead of copying them into the socket first.
 //
-// The copy it saves costs the sender a core's time at the link's pace (about 1 s of copying per
-// 10 GB on a server core), which at 25 Gbit/s and up is a core's worth of work. What it costs
-// in return: the pages are pinned per call, and the buffer is the kernel's until it says so on
-// the socket's error queue, which is after the peer acknowledged the bytes, so a send completes
-// a round trip later than a copied one. Hence only large payloads, and by default only on fast
-// links. Where the kernel copies anyway (loopback, veth, a NIC without scatter-gather) it says
-// so in its notice, and the connection stops asking.
+// The copy it saves costs the sending core about 0.1 s per GB: a third of a core or more at
+// 25 Gbit/s (3 GB/s) and up, beside the reductions the collective computes; less than a sixth
+// at 10 Gbit/s, not worth what zero-copy costs in return. The pages are pinned per call, and
+// the buffer is the kernel's until it says so on the socket's error queue, which is after the
+// peer acknowledged the bytes: a send completes a round trip later than a copied one. Hence
+// only large payloads, and by default only on fast links. Where the kernel copies anyway
+// (loopback, veth, a NIC without scatter-gather) it says so in its notice, and the connection
+// stops asking.
 //
 // Thread-safety: functions of values, and of one socket whose send lock the caller holds.
 #pragma once
@@ -31,8 +32,8 @@ enum class ZerocopyMode {
   kOn,  // every connection, until the kernel reports that it copied
 };
 
-// A link at least this fast moves more than a core copies comfortably beside other work.
-inline constexpr int kZerocopyMinMbps = 10'000;
+// A link at least this fast costs a core a large share of its time in copies.
+inline constexpr int kZerocopyMinMbps = 25'000;
 
 // WEFT_SOCKET_ZEROCOPY: auto, 0 or 1. Throws weft::Error (kInvalidArgument) naming the setting
 // and its value otherwise.
