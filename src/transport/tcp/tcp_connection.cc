@@ -97,6 +97,25 @@ bool TcpConnection::flush_locked(int* error) {
   return true;
 }
 
+bool TcpConnection::write_alone_locked(OutboundFrame& frame) {
+  // A payload that goes zero-copy must not share its call with the header (flush_locked).
+  if (zerocopy && worth_zero_copy(frame)) return false;
+  iovec iov[2] = {{frame.header, kFrameHeaderBytes},
+                  {const_cast<uint8_t*>(frame.payload), frame.payload_bytes}};
+  msghdr message{};
+  message.msg_iov = iov;
+  message.msg_iovlen = frame.payload_bytes > 0 ? 2 : 1;
+  ssize_t written;
+  do {
+    written = ::sendmsg(fd.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (written < 0 && errno == EINTR);
+  if (written <= 0) return false;
+  frame.sent = static_cast<std::size_t>(written);
+  if (frame.sent < frame.total()) return false;
+  complete_send(frame.request, frame.striped);
+  return true;
+}
+
 bool TcpConnection::reap_zerocopy_locked() {
   bool any = false;
   ZerocopyNotice notice;

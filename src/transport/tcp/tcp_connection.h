@@ -127,6 +127,10 @@ class TcpConnection {
   // requests of fully written frames (of those sent zero-copy, once the kernel released them
   // too). Returns false when the socket failed (errno in *error).
   bool flush_locked(int* error) WEFT_REQUIRES(send_mutex);
+  // With nothing queued: writes `frame` at once, and completes its send if the socket took all
+  // of it (true). Otherwise the frame records what was written, for the caller to queue; a
+  // failure is left for flush_locked to meet again.
+  bool write_alone_locked(OutboundFrame& frame) WEFT_REQUIRES(send_mutex);
 
   // --- zero-copy sends (zerocopy.h; send_mutex) ----------------------------------------------
   // Payloads from kZerocopyMinBytes up are sent with MSG_ZEROCOPY.

@@ -694,7 +694,7 @@ void TcpPath::rewatch_locked(TcpConnection* connection) {
 // Sending
 // ------------------------------------------------------------------------------------------
 
-void TcpPath::enqueue(TcpConnection* connection, OutboundFrame frame) {
+void TcpPath::enqueue(TcpConnection* connection, OutboundFrame&& frame) {
   util::UniqueLock lock(connection->send_mutex);
   if (connection->broken) {
     Peer& peer = *peers_[connection->peer];
@@ -711,6 +711,10 @@ void TcpPath::enqueue(TcpConnection* connection, OutboundFrame frame) {
       error = peer.failure;
     }
     if (frame.request) frame.request->fail(error);
+    return;
+  }
+  if (connection->ready && connection->queue.empty() && connection->write_alone_locked(frame)) {
+    ++bytes_moved_here;
     return;
   }
   connection->queue.push_back(std::move(frame));
@@ -1079,6 +1083,9 @@ bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
     }
     if (connection->state == ConnectionState::kReady) parse_frames(connection);
     if (connection->state == ConnectionState::kClosed) return true;
+    // Less than asked for: the socket was empty, and another recv would only say so. What comes
+    // next is read on the poller's next turn, or the loop's (its epoll is level-triggered).
+    if (static_cast<std::size_t>(n) < room) return true;
   }
 }
 
@@ -1462,6 +1469,7 @@ void TcpPath::begin_frame(TcpConnection* connection) {
     connection->payload_target = connection->control_payload.data();
     return;
   }
+  if (connection->stream == 0) note_carrier(connection);
   // A payload stays in the socket as long as the Router wants: nothing of it is read yet
   // beyond what the staging buffer holds.
   Arrival arrival = events_.begin_arrival(header, /*may_park=*/true);
@@ -1957,7 +1965,9 @@ bool TcpPath::poll(Request* waited_for) {
   for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
     TcpConnection* connection = slot.load(std::memory_order_acquire);
     if (!connection) break;
-    if (connection->state == ConnectionState::kReady) read_ready(connection);
+    if (connection->state == ConnectionState::kReady && polled(peer, connection)) {
+      read_ready(connection);
+    }
   }
   TcpConnection* sender = peer.sender.load(std::memory_order_acquire);
   if (sender && sender->state == ConnectionState::kReady) write_queued(sender);
@@ -2006,6 +2016,7 @@ void TcpPath::unwatch_inbound_locked(Peer& peer) {
   for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
     TcpConnection* connection = slot.load(std::memory_order_acquire);
     if (!connection) break;
+    if (!polled(peer, connection)) continue;  // the loop reads it
     // The poller reads this connection itself; the loop, woken for the same bytes, would only
     // take the core from it.
     util::MutexLock watch_lock(connection->watch_mutex);
@@ -2013,6 +2024,18 @@ void TcpPath::unwatch_inbound_locked(Peer& peer) {
     connection->read_by_loop = false;
     rewatch_locked(connection);
   }
+}
+
+void TcpPath::note_carrier(TcpConnection* connection) {
+  std::atomic<TcpConnection*>& carrier = peers_[connection->peer]->carrier;
+  if (carrier.load(std::memory_order_relaxed)) return;
+  TcpConnection* none = nullptr;
+  carrier.compare_exchange_strong(none, connection, std::memory_order_release);
+}
+
+bool TcpPath::polled(const Peer& peer, const TcpConnection* connection) {
+  const TcpConnection* carrier = peer.carrier.load(std::memory_order_acquire);
+  return !carrier || carrier == connection;
 }
 
 void TcpPath::watch_inbound_locked(Peer& peer) {

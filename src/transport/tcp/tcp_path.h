@@ -149,6 +149,9 @@ class TcpPath final : public Path {
     // The first two connections to become ready, set once under mutex_: the peer's messages
     // come on the one it picked to send on, ours or its own (both when both connected at once).
     std::atomic<TcpConnection*> inbound[2] = {};
+    // The one of them its messages came on, once one has: a poller reads only that one (the
+    // other carries control frames at most, which the loop reads), a system call less per turn.
+    std::atomic<TcpConnection*> carrier{nullptr};
     // Threads polling a request with this peer: they read the inbound connections, which the
     // loop does not watch for input meanwhile, nor while they linger after the last poller left.
     util::Mutex poll_mutex;
@@ -246,7 +249,7 @@ class TcpPath final : public Path {
   }
 
   // --- sending ---
-  void enqueue(TcpConnection* connection, OutboundFrame frame);
+  void enqueue(TcpConnection* connection, OutboundFrame&& frame);
   // Writes what the socket takes and watches EPOLLOUT exactly while frames remain (send_mutex).
   void flush_locked(TcpConnection* connection) WEFT_REQUIRES(connection->send_mutex);
   // A connection that may carry payloads of ours (zerocopy.h) asks for zero-copy if the
@@ -261,6 +264,10 @@ class TcpPath final : public Path {
   void write_every_queue();
   // Our extra connections to the peer (streams.h).
   void write_streams(Peer& peer);
+  // The peer's messages come on `connection` (its first data frame).
+  void note_carrier(TcpConnection* connection);
+  // Whether a thread polling a request with the peer reads `connection`.
+  static bool polled(const Peer& peer, const TcpConnection* connection);
   // The loop stops / starts watching a peer's inbound connections for input (poll_mutex held).
   void unwatch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
   void watch_inbound_locked(Peer& peer) WEFT_REQUIRES(peer.poll_mutex);
