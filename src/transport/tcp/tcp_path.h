@@ -14,7 +14,8 @@
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
 //   queue is empty is written directly by the posting thread, and a thread waiting on a
-//   request reads and writes its peer's connection, and writes every other queue, itself: on
+//   request reads (the connection the peer's messages come on, once known: Peer::carrier) and
+//   writes its peer's connection, and writes every other queue, itself: on
 //   the fast path no message waits for the loop thread to wake. Payloads are read straight
 //   into the matching receive's buffer (the Router matches: PathEvents::begin_arrival); a
 //   message that arrives before its receive waits in the Router's pooled buffer, or, when the
