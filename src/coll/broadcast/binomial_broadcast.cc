@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "coll/patterns/binomial_tree.h"
+#include "util/inline_vector.h"
 
 namespace weft::coll {
 
@@ -20,7 +21,7 @@ void binomial_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int
 
   const int parent = tree.parent.rank;
   if (parent >= 0) call.recv(parent, 0, base + offset(0), length(0));
-  std::vector<core::RequestPtr> requests;
+  util::InlineVector<core::RequestPtr, patterns::BinomialTree::kMostChildren + 1> requests;
   for (std::size_t s = 0; s < segments; ++s) {
     // Segment s is here; receive s + 1 while s goes down. Everything posted in this round is
     // waited for in one wait_all, so nothing is left pending when a wait throws.

@@ -39,8 +39,15 @@ BinomialTree BinomialTree::build(int rank, int size, int root) {
   }
   // Descending 2^k is descending extent except where size cuts a subtree short (size 17:
   // relative 16 has extent 1, relative 8 has 8): order by extent, ties by the larger 2^k.
-  std::stable_sort(tree.children.begin(), tree.children.end(),
-                   [](const Node& a, const Node& b) { return a.extent > b.extent; });
+  // A stable insertion sort: a few elements, nearly in order, and no buffer to allocate.
+  for (std::size_t i = 1; i < tree.children.size(); ++i) {
+    const Node moving = tree.children[i];
+    std::size_t j = i;
+    for (; j > 0 && tree.children[j - 1].extent < moving.extent; --j) {
+      tree.children[j] = tree.children[j - 1];
+    }
+    tree.children[j] = moving;
+  }
   return tree;
 }
 

@@ -1,6 +1,6 @@
 // BinomialTree — the binomial tree of `size` ranks rooted at `root`, as one rank sees it: its
 // parent, its children in send order, and the contiguous range of relative ranks its subtree
-// covers. A pure schedule: no communication, no allocation beyond the children list.
+// covers. A pure schedule: no communication, no allocation.
 //
 // Ranks are renumbered relative to the root, v = (rank - root + size) % size, so the root is
 // v = 0. The parent of v > 0 is v with its lowest set bit cleared; the children of v are
@@ -14,7 +14,7 @@
 // ceil(log2(size)); the root has ceil(log2(size)) children. Thread-safe (a value type).
 #pragma once
 
-#include <vector>
+#include "util/inline_vector.h"
 
 namespace weft::coll::patterns {
 
@@ -28,8 +28,10 @@ struct BinomialTree {
   int size = 0;
   int root = 0;
   Node self;
-  Node parent;                 // rank -1 at the root
-  std::vector<Node> children;  // largest subtree first
+  Node parent;  // rank -1 at the root
+  // A rank has at most ceil(log2(size)) children, at most 31 for an int size.
+  static constexpr std::size_t kMostChildren = 31;
+  util::InlineVector<Node, kMostChildren> children;  // largest subtree first
 
   // Requires 0 <= rank < size and 0 <= root < size (throws weft::Error kInternal otherwise).
   static BinomialTree build(int rank, int size, int root);
