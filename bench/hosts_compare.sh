@@ -36,23 +36,13 @@ done
 weftrun="$build/tools/weftrun/weftrun"; bench="$build/tools/weft-bench/weft-bench"
 [[ -x "$weftrun" && -x "$bench" ]] || { echo "build weftrun and weft-bench in $build" >&2; exit 2; }
 
-work=$(mktemp -d); id="whc$$"; ns0="${id}a"; ns1="${id}b"
-cleanup() {
-  for ns in "$ns0" "$ns1"; do
-    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
-    ip netns delete "$ns" 2>/dev/null
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-ip netns add "$ns0" && ip netns add "$ns1" &&
-  ip link add "${id}0" type veth peer name "${id}1" &&
-  ip link set "${id}0" netns "$ns0" && ip link set "${id}1" netns "$ns1" || exit 1
+source "$repo/bench/two_hosts.sh"
+work=$(mktemp -d)
+trap 'two_hosts_down; rm -rf "$work"' EXIT
+two_hosts_up "whc$$" 10.78.0
+ns0=${two_hosts[0]}; ns1=${two_hosts[1]}
 for k in 0 1; do
   ns=$([[ $k == 0 ]] && echo "$ns0" || echo "$ns1")
-  ip -n "$ns" link set "${id}$k" name eth0
-  ip -n "$ns" addr add "10.78.0.$((k + 1))/24" dev eth0
-  ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up
   if [[ "$rate" != none ]]; then
     ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 1mbit latency 5ms || exit 1
   fi

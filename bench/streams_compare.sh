@@ -41,22 +41,12 @@ bench="$build/tools/weft-bench/weft-bench"
 command -v iperf3 >/dev/null || apt-get install -y iperf3 >/dev/null 2>&1 ||
   echo "streams_compare.sh: no iperf3 (apt-get install iperf3): its figures are left out" >&2
 
-work=$(mktemp -d); id="wsc$$"; ns=("${id}a" "${id}b")
-cleanup() {
-  for n in "${ns[@]}"; do
-    for pid in $(ip netns pids "$n" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
-    ip netns delete "$n" 2>/dev/null
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-ip netns add "${ns[0]}" && ip netns add "${ns[1]}" &&
-  ip link add "${id}0" type veth peer name "${id}1" &&
-  ip link set "${id}0" netns "${ns[0]}" && ip link set "${id}1" netns "${ns[1]}" || exit 1
+source "$repo/bench/two_hosts.sh"
+work=$(mktemp -d)
+trap 'two_hosts_down; rm -rf "$work"' EXIT
+two_hosts_up "wsc$$" 10.79.0
+ns=("${two_hosts[@]}")
 for k in 0 1; do
-  ip -n "${ns[$k]}" link set "${id}$k" name eth0
-  ip -n "${ns[$k]}" addr add "10.79.0.$((k + 1))/24" dev eth0
-  ip -n "${ns[$k]}" link set eth0 up && ip -n "${ns[$k]}" link set lo up
   if [[ -n "$tbf" ]]; then
     burst=$(/usr/bin/python3 -c 'import re,sys
 n, unit = re.fullmatch(r"([0-9.]+)([kmg]?)bit", sys.argv[1]).groups()
