@@ -2016,10 +2016,18 @@ void TcpPath::unwatch_inbound_locked(Peer& peer) {
   for (const std::atomic<TcpConnection*>& slot : peer.inbound) {
     TcpConnection* connection = slot.load(std::memory_order_acquire);
     if (!connection) break;
-    if (!polled(peer, connection)) continue;  // the loop reads it
+    util::MutexLock watch_lock(connection->watch_mutex);
+    if (!polled(peer, connection)) {
+      // The loop reads it, even if a poller took it before the peer's messages showed which
+      // connection they come on (it may carry a control frame).
+      if (!connection->read_by_loop && connection->state != ConnectionState::kClosed) {
+        connection->read_by_loop = true;
+        rewatch_locked(connection);
+      }
+      continue;
+    }
     // The poller reads this connection itself; the loop, woken for the same bytes, would only
     // take the core from it.
-    util::MutexLock watch_lock(connection->watch_mutex);
     if (connection->state != ConnectionState::kReady || !connection->read_by_loop) continue;
     connection->read_by_loop = false;
     rewatch_locked(connection);
