@@ -38,6 +38,9 @@
 //   not announced yet is left unread. Streams are read by the event loop only. An extra
 //   connection that cannot be made is given up (fewer streams); one that ends once made is
 //   the peer's end like any other.
+// - Zero-copy (zerocopy.h): where the setting and the link say so, a connection sends payloads
+//   from kZerocopyMinBytes with MSG_ZEROCOPY; a send completes once the kernel's notice
+//   releases it, read by the waiter that polls or by the loop on EPOLLERR.
 // Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
 // connection.watch_mutex, peer.poll_mutex -> connection.watch_mutex, peer.stripe_mutex ->
 // connection.send_mutex, and connection.in_mutex -> (another) connection.piece_mutex ->
