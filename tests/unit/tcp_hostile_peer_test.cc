@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/hand_driven_rank.h"
 #include "support/sanitizers.h"
 #include "support/tcp_rank.h"
 #include "support/wire_tap.h"
@@ -84,29 +85,8 @@ std::size_t resident_bytes() {
   return resident_pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
-// A connection to `rank0` that completes the real handshake as rank 1 (it knows the token),
-// then is driven by hand: whatever the test writes on it reaches rank 0 as rank 1's frames.
-// `stream` above 0: one of rank 1's extra connections, for pieces of striped messages.
 util::Fd authenticated_as_rank1(const util::SocketAddress& rank0, uint16_t stream = 0) {
-  util::Fd fd = testing::connect_to(rank0);
-  if (!fd.valid()) return {};
-  HandshakeTranscript transcript;
-  transcript.connecting_nonce = util::fresh_nonce();
-  transcript.connecting_rank = 1;
-  transcript.accepting_rank = 0;
-  transcript.world_size = 2;
-  send_bytes(fd.get(), encode_hello({1, 2, transcript.connecting_nonce, stream}));
-  Bytes8 answer = read_for(fd.get(), kChallengeBytes, 5s);
-  std::optional<Challenge> challenge = parse_challenge(answer.data(), answer.size());
-  if (!challenge || challenge->status != HandshakeStatus::kOk) return {};
-  transcript.accepting_nonce = challenge->nonce;
-  send_bytes(fd.get(),
-             encode_proof({HandshakeStatus::kOk,
-                           handshake_mac(kToken, HandshakeSide::kConnecting, transcript)}));
-  answer = read_for(fd.get(), kAckBytes, 5s);
-  std::optional<Ack> ack = parse_ack(answer.data(), answer.size());
-  if (!ack || ack->status != HandshakeStatus::kOk) return {};
-  return fd;
+  return testing::authenticated_as_rank1(rank0, kToken, stream);
 }
 
 Bytes8 data_header(uint64_t tag, uint64_t bytes, uint32_t stripes = 0) {

@@ -8,13 +8,16 @@
 // kernel reports like a real NIC's release: the tests keep asking regardless
 // (zerocopy_when_copied), except the one that checks the stop.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "support/hand_driven_rank.h"
 #include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
 #include "transport/request.h"
@@ -218,18 +221,39 @@ TEST(TcpZerocopy, AStripedSendTheKernelStillReadsCannotBeWithdrawn) {
   expect_cancel_refused_while_the_kernel_reads(4);
 }
 
+// Rank 1 is played by hand and never reads: the pages handed to the kernel stay unsent. It then
+// resets the connection, and the send the kernel still held fails.
 TEST(TcpZerocopy, APeersEndFailsTheSendsTheKernelStillHeld) {
-  TcpPair pair = make_pair();
+  const std::string token = "zerocopy-test-token";
+  util::Fd silent_listener = util::listen_on(util::resolve("127.0.0.1", 0), false);
+  TcpPathOptions options;
+  options.rank = 0;
+  options.world_size = 2;
+  options.job_token = token;
+  options.listen_address = util::resolve("127.0.0.1", 0);
+  options.zerocopy = ZerocopyMode::kOn;
+  options.zerocopy_when_copied = true;
+  auto rank0 = std::make_unique<TcpRank>(0, options, nullptr);
+  // Rank 1's address answers nothing: rank 0 sends on the connection rank 1 made.
+  rank0->set_peer_addresses(
+      {rank0->listen_address(), util::local_address_of(silent_listener.get())});
+  util::Fd rank1 = testing::authenticated_as_rank1(rank0->listen_address(), token);
+  ASSERT_TRUE(rank1.valid());
   constexpr std::size_t kBytes = 64u << 20;
-  TestMessage sent = send(*pair.sender, 0, 1, kBytes);
+  TestMessage sent = testing::post_pattern_send(*rank0, 1, kContext, 1, kBytes);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (pair.sender->tcp().zerocopy_sends() == 0 && std::chrono::steady_clock::now() < deadline) {
+  while (rank0->tcp().zerocopy_sends() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
   }
-  ASSERT_GT(pair.sender->tcp().zerocopy_sends(), 0u);
-  pair.receiver.reset();
+  ASSERT_GT(rank0->tcp().zerocopy_sends(), 0u);
+  EXPECT_FALSE(sent.request->done());
+  linger reset{1, 0};  // close() sends a reset, as a crashed host's kernel would
+  ASSERT_EQ(setsockopt(rank1.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+  rank1.reset();
   ASSERT_TRUE(finishes_within(sent.request, 30s));
   EXPECT_TRUE(sent.request->failed());
+  silent_listener.reset();  // before rank 0: its own connection to it ends at once
+  rank0.reset();
 }
 
 }  // namespace
