@@ -20,6 +20,7 @@
 #include "support/hand_driven_rank.h"
 #include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
+#include "transport/frame_header.h"
 #include "transport/request.h"
 #include "transport/tcp/streams.h"
 #include "transport/tcp/zerocopy.h"
@@ -221,9 +222,11 @@ TEST(TcpZerocopy, AStripedSendTheKernelStillReadsCannotBeWithdrawn) {
   expect_cancel_refused_while_the_kernel_reads(4);
 }
 
-// Rank 1 is played by hand and never reads: the pages handed to the kernel stay unsent. It then
-// resets the connection, and the send the kernel still held fails.
-TEST(TcpZerocopy, APeersEndFailsTheSendsTheKernelStillHeld) {
+// Rank 1 is played by hand and never reads: the pages handed to the kernel stay unsent (or
+// undelivered). It then resets the connection, and the send the kernel still held fails. The
+// small message is all written by then (its frame left the queue, its ticket holds the send);
+// the large one is still being written.
+void expect_reset_fails_held_send(std::size_t bytes) {
   const std::string token = "zerocopy-test-token";
   util::Fd silent_listener = util::listen_on(util::resolve("127.0.0.1", 0), false);
   TcpPathOptions options;
@@ -239,21 +242,38 @@ TEST(TcpZerocopy, APeersEndFailsTheSendsTheKernelStillHeld) {
       {rank0->listen_address(), util::local_address_of(silent_listener.get())});
   util::Fd rank1 = testing::authenticated_as_rank1(rank0->listen_address(), token);
   ASSERT_TRUE(rank1.valid());
-  constexpr std::size_t kBytes = 64u << 20;
-  TestMessage sent = testing::post_pattern_send(*rank0, 1, kContext, 1, kBytes);
+  // A message from rank 1 first, to a receive from anyone (a receive from rank 1 would dial
+  // it): once it is in, rank 0 knows the connection as rank 1's, and sends on it.
+  TestMessage hello = testing::post_guarded_receive(*rank0, kAnyPeer, kContext, 99, 8);
+  FrameHeader header;
+  header.source = 1;
+  header.context = kContext;
+  header.tag = 99;
+  header.bytes = 8;
+  testing::Bytes8 frame(kFrameHeaderBytes + 8, 0);
+  encode(header, frame.data());
+  testing::send_bytes(rank1.get(), frame);
+  ASSERT_TRUE(finishes_within(hello.request, 10s));
+  TestMessage sent = testing::post_pattern_send(*rank0, 1, kContext, 1, bytes);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (rank0->tcp().zerocopy_sends() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
   }
   ASSERT_GT(rank0->tcp().zerocopy_sends(), 0u);
-  EXPECT_FALSE(sent.request->done());
+  std::this_thread::sleep_for(20ms);  // what the socket takes of it is written by now
+  EXPECT_FALSE(sent.request->done()) << bytes;
   linger reset{1, 0};  // close() sends a reset, as a crashed host's kernel would
   ASSERT_EQ(setsockopt(rank1.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
   rank1.reset();
-  ASSERT_TRUE(finishes_within(sent.request, 30s));
-  EXPECT_TRUE(sent.request->failed());
+  ASSERT_TRUE(finishes_within(sent.request, 30s)) << bytes;
+  EXPECT_TRUE(sent.request->failed()) << bytes;
   silent_listener.reset();  // before rank 0: its own connection to it ends at once
   rank0.reset();
+}
+
+TEST(TcpZerocopy, APeersEndFailsTheSendsTheKernelStillHeld) {
+  expect_reset_fails_held_send(kZerocopyMinBytes);
+  expect_reset_fails_held_send(64u << 20);
 }
 
 }  // namespace

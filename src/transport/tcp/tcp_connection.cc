@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace weft::transport {
 
@@ -118,9 +119,14 @@ bool TcpConnection::write_alone_locked(OutboundFrame& frame) {
 
 bool TcpConnection::reap_zerocopy_locked() {
   bool any = false;
+  std::optional<bool> delivered;  // asked once, at the first notice
   ZerocopyNotice notice;
   while (fd.valid() && read_zerocopy_notice(fd.get(), &notice)) {
     any = true;
+    if (!delivered) delivered = releases_mean_delivery(fd.get());
+    // Released by a reset, not by the peer's acknowledgement: the sends stay pending, and the
+    // peer's failure (drop_peer) fails them.
+    if (!*delivered) continue;
     if (notice.copied && !zerocopy_when_copied) zerocopy = false;  // it would only cost
     for (auto it = zerocopy_calls.begin(); it != zerocopy_calls.end();) {
       if (!covers(notice, it->id)) {

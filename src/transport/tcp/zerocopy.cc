@@ -2,6 +2,7 @@
 
 #include <linux/errqueue.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -62,6 +63,13 @@ bool read_zerocopy_notice(int fd, ZerocopyNotice* notice) {
     }
     // Something else on the error queue (TCP queues nothing else unless asked): skipped.
   }
+}
+
+bool releases_mean_delivery(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  return info.tcpi_state == TCP_ESTABLISHED || info.tcpi_state == TCP_CLOSE_WAIT;
 }
 
 }  // namespace weft::transport

@@ -57,6 +57,10 @@ struct ZerocopyNotice {
 // Reads one notice from `fd`'s error queue without blocking; false when there is none.
 bool read_zerocopy_notice(int fd, ZerocopyNotice* notice);
 
+// Whether a release on `fd` means delivery: the connection is still established (or only the
+// peer has finished sending). A reset releases every page the kernel never sent.
+bool releases_mean_delivery(int fd);
+
 // Whether send `id` is among a notice's (wrapping).
 inline bool covers(const ZerocopyNotice& notice, uint32_t id) {
   return static_cast<uint32_t>(id - notice.first) <=
