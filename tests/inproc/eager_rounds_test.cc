@@ -156,7 +156,10 @@ TEST(EagerRounds, TwoRootsAreAMismatchWhenTheirLinesComeRoundAgain) {
       }
     });
     EXPECT_LE(calls, static_cast<int>(transport::LocalWindow::kEagerDepth));
-    EXPECT_TRUE(error.code() == ErrorCode::kMismatch) << error.what();
+    // The rank that compares first reports the mismatch; the other may hear of it (an abort
+    // naming it) before its own comparison comes round.
+    EXPECT_TRUE(error.code() == ErrorCode::kMismatch || error.code() == ErrorCode::kAborted)
+        << error.what();
     std::string what = error.what();
     EXPECT_NE(what.find("root=0"), std::string::npos) << what;
     EXPECT_NE(what.find("root=1"), std::string::npos) << what;
