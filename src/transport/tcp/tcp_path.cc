@@ -550,7 +550,7 @@ util::Fd TcpPath::start_connect(const util::SocketAddress& address, int* connect
 }
 
 bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& outcome) {
-  if (!connection->outgoing || connection->stream > 0) return false;
+  if (!connection->outgoing || connection->stream > 0 || handed_over(connection)) return false;
   const auto now = std::chrono::steady_clock::now();
   util::SocketAddress next;
   {
@@ -593,6 +593,10 @@ bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& 
 void TcpPath::fail_unreachable_peer(TcpConnection* connection, const std::string& outcome) {
   if (connection->stream > 0) {
     give_up_stream(connection, outcome);
+    return;
+  }
+  if (handed_over(connection)) {
+    retire_handed_over(connection, outcome);
     return;
   }
   const int peer = connection->peer;
@@ -696,6 +700,13 @@ void TcpPath::rewatch_locked(TcpConnection* connection) {
 
 void TcpPath::enqueue(TcpConnection* connection, OutboundFrame&& frame) {
   util::UniqueLock lock(connection->send_mutex);
+  if (TcpConnection* successor = connection->handed_over_to; successor && frame.request) {
+    // Posted by a thread that read the peer's sender just before the hand-over. Control frames
+    // stay: a goodbye, above all, belongs on the connection it ends.
+    lock.unlock();
+    enqueue(successor, std::move(frame));
+    return;
+  }
   if (connection->broken) {
     Peer& peer = *peers_[connection->peer];
     if (!peer.failed.load()) {
@@ -1198,9 +1209,50 @@ void TcpPath::adopt_as_peers(TcpConnection* connection) {
   peer.connections.push_back(connection);
   if (connection->stream > 0) {
     peer.in_streams[connection->stream].store(connection, std::memory_order_release);
-  } else if (!peer.sender.load()) {
+  } else if (TcpConnection* ours = peer.sender.load(); !ours) {
     peer.sender.store(connection, std::memory_order_release);
+  } else if (connection->peer < options_.rank && ours->outgoing) {
+    hand_over_locked(peer, ours, connection);
   }
+}
+
+// Both ranks dialled at once. The lower rank always sends on its own dial (the connection just
+// adopted); so does the higher, unless its own is not ready yet: then it sends on this one too,
+// and a round trip's acknowledgement rides on the reply instead of a segment of its own.
+void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs) {
+  util::MutexLock our_lock(ours->send_mutex);
+  // Once written to, our dial keeps the peer's messages in order only by staying the sender.
+  if (ours->ready || ours->broken || ours->handed_over_to) return;
+  util::MutexLock their_lock(theirs->send_mutex);
+  while (!ours->queue.empty()) {
+    theirs->queue.push_back(std::move(ours->queue.front()));
+    ours->queue.pop_front();
+  }
+  ours->handed_over_to = theirs;
+  peer.sender.store(theirs, std::memory_order_release);
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " sends to rank " +
+           std::to_string(theirs->peer) + " on the connection it made (" + theirs->address + ")";
+  });
+}
+
+bool TcpPath::sends_on_own_dial(int peer) const {
+  const TcpConnection* sender = peers_[peer]->sender.load(std::memory_order_acquire);
+  return sender && sender->outgoing;
+}
+
+bool TcpPath::handed_over(TcpConnection* connection) {
+  if (!connection->outgoing || connection->stream > 0) return false;
+  util::MutexLock lock(connection->send_mutex);
+  return connection->handed_over_to != nullptr;
+}
+
+void TcpPath::retire_handed_over(TcpConnection* connection, const std::string& why) {
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " closes its spare connection to rank " +
+           std::to_string(connection->peer) + " at " + connection->address + " (" + why + ")";
+  });
+  close_connection(connection);
 }
 
 // Connecting side, first answer: the accepting rank's nonce and proof. We prove ourselves only
@@ -1287,6 +1339,10 @@ void TcpPath::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
                                       const std::string& why) {
   if (connection->stream > 0) {
     give_up_stream(connection, "it failed the handshake: " + why);
+    return;
+  }
+  if (handed_over(connection)) {
+    retire_handed_over(connection, "it failed the handshake: " + why);
     return;
   }
   int peer = connection->peer;
@@ -1708,6 +1764,10 @@ void TcpPath::on_connection_lost(TcpConnection* connection, const std::string& w
     give_up_stream(connection, "closed during the handshake (" + why + ")");
     return;
   }
+  if (connection->outgoing && in_handshake(connection->state) && handed_over(connection)) {
+    retire_handed_over(connection, "closed during the handshake (" + why + ")");
+    return;
+  }
   if (connection->outgoing && in_handshake(connection->state) &&
       dial_next_candidate(connection, "closed during the handshake (" + why + ")")) {
     return;
@@ -1837,6 +1897,11 @@ bool TcpPath::cancel_send(Request& request, const std::shared_ptr<const Error>& 
   if (!connection) return false;
   if (peer.streams_wanted.load(std::memory_order_acquire) > 1) {
     if (std::optional<bool> withdrawn = cancel_striped(request, reason)) return *withdrawn;
+  }
+  {
+    // The sender read may have handed over since.
+    util::MutexLock lock(connection->send_mutex);
+    if (connection->handed_over_to) connection = connection->handed_over_to;
   }
   util::MutexLock lock(connection->send_mutex);
   const bool lent = connection->lends_buffer_locked(request);

@@ -8,8 +8,11 @@
 //   store), so that a rank learns about the peers it talks to, not the whole job. A peer may have
 //   published several addresses: they are tried in the order given, each with a bounded connect
 //   (candidate_dial.h), and the first whose handshake succeeds is the peer's address from then on
-//   (logged at INFO). If both sides connect at once, both connections live; each side always sends
-//   on the first one it picked, so the order of messages per (sender, context, tag) holds.
+//   (logged at INFO). If both sides connect at once, both connections live. The lower rank
+//   sends on its own; the higher rank too once its own carried a frame (the order of messages per
+//   (sender, context, tag) holds only on one connection), but while its own is not ready yet,
+//   it hands its queue over to the lower rank's and sends there from then on: one connection
+//   both ways, so an acknowledgement rides on each reply (hand_over_locked).
 // - A challenge-response handshake in both directions (handshake.h) proves that both ends know
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
@@ -142,10 +145,16 @@ class TcpPath final : public Path {
   uint32_t streams_to(int peer) const;
   // MSG_ZEROCOPY calls made so far, on every connection.
   uint64_t zerocopy_sends() const;
+  // Whether our messages to `peer` go on a connection we dialled (false: on the one it dialled,
+  // or on none yet).
+  bool sends_on_own_dial(int peer) const;
 
  private:
   struct Peer {
-    std::atomic<TcpConnection*> sender{nullptr};  // set once, under mutex_
+    // Set under mutex_, when first needed, and changed at most once more: when both ranks
+    // dialled at once, a higher rank whose dial is not ready yet sends on the lower's
+    // (hand_over_locked).
+    std::atomic<TcpConnection*> sender{nullptr};
     std::vector<TcpConnection*> connections;
     // The Router failed the peer (drop_peer): nothing more is sent to it.
     std::shared_ptr<const Error> failure;  // set once, under mutex_
@@ -320,6 +329,15 @@ class TcpPath final : public Path {
   // An incoming connection whose proof is valid becomes its rank's (peers_[...].connections,
   // its sender or one of its streams).
   void adopt_as_peers(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  // Our dial `ours`, not ready yet, gives its queue and its role as sender to `theirs`, the
+  // lower rank's connection to us; nothing when ours was written to already.
+  void hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs)
+      WEFT_REQUIRES(mutex_);
+  // Whether `connection` is our dial that handed over (no failure of it fails the peer).
+  static bool handed_over(TcpConnection* connection);
+  // A dial that handed over failed (`why`): closed, quietly.
+  void retire_handed_over(TcpConnection* connection, const std::string& why)
+      WEFT_REQUIRES(connection->in_mutex);
   void refuse_incoming(TcpConnection* connection, const std::string& why)
       WEFT_REQUIRES(connection->in_mutex);
   void fail_outgoing_handshake(TcpConnection* connection, ErrorCode code, const std::string& why)

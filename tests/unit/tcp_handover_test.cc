@@ -1,0 +1,202 @@
+// When both ranks of a pair dial each other at once, the higher rank hands its dial's queue over
+// to the lower rank's connection if its own is not ready yet, so that one connection carries
+// both directions: the order of its messages must hold across the hand-over, its spare dial
+// must fail nothing, and the pair must still part gracefully.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/tcp_pair.h"
+#include "support/tcp_rank.h"
+#include "transport/request.h"
+#include "util/socket.h"
+
+namespace weft {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::holds_pattern;
+using testing::post_guarded_receive;
+using testing::post_pattern_send;
+using testing::TcpRank;
+using testing::TestMessage;
+using transport::TcpPathOptions;
+
+constexpr uint64_t kContext = 7;
+
+transport::TcpPathOptions options_with_timeout(std::chrono::milliseconds handshake_timeout) {
+  TcpPathOptions options;
+  options.job_token = "handover-test";
+  options.world_size = 2;
+  options.listen_address = util::resolve("127.0.0.1", 0);
+  options.handshake_timeout = handshake_timeout;
+  return options;
+}
+
+// `count` messages of sizes 1, 2, 3, ... bytes, all with one tag: the receives, posted in order,
+// match them in the order they were sent only if the connection kept it.
+std::vector<TestMessage> send_in_order(TcpRank& from, int to, uint64_t tag, int count) {
+  std::vector<TestMessage> sends;
+  for (int i = 0; i < count; ++i) {
+    sends.push_back(post_pattern_send(from, to, kContext, tag, static_cast<std::size_t>(i) + 1));
+  }
+  return sends;
+}
+
+// Receives for send_in_order's messages: a message of another size in one of them fails it
+// (a size mismatch).
+std::vector<TestMessage> receive_in_order(TcpRank& at, int from, uint64_t tag, int count) {
+  std::vector<TestMessage> receives;
+  for (int i = 0; i < count; ++i) {
+    receives.push_back(
+        post_guarded_receive(at, from, kContext, tag, static_cast<std::size_t>(i) + 1));
+  }
+  return receives;
+}
+
+void expect_received_in_order(TcpRank& at, const std::vector<TestMessage>& receives, uint64_t tag) {
+  for (std::size_t i = 0; i < receives.size(); ++i) {
+    ASSERT_TRUE(testing::completes_polled(at, receives[i].request, 10s)) << "receive " << i;
+    EXPECT_TRUE(holds_pattern(receives[i], tag, i + 1)) << "receive " << i << " out of order";
+  }
+}
+
+void expect_sent(TcpRank& at, const std::vector<TestMessage>& sends) {
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    ASSERT_TRUE(testing::completes_polled(at, sends[i].request, 10s)) << "send " << i;
+    EXPECT_FALSE(sends[i].request->failed()) << sends[i].request->error()->what();
+  }
+}
+
+// Rank 1's only address for rank 0 is a socket that never answers, so its dial hangs in the
+// handshake while rank 0's dial completes: the hand-over happens every time, and once the
+// handshake times out no address is left to try (which, but for the hand-over, fails rank 0).
+class TcpHandover : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    silent_listener_ = util::listen_on(util::resolve("127.0.0.1", 0), /*non_blocking=*/false);
+    TcpPathOptions options = options_with_timeout(kHandshakeTimeout);
+    options.rank = 0;
+    rank0_ = std::make_unique<TcpRank>(0, options, nullptr);
+    options.rank = 1;
+    rank1_ = std::make_unique<TcpRank>(1, options, nullptr);
+    const util::SocketAddress silent = util::local_address_of(silent_listener_.get());
+    rank0_->set_peer_addresses({rank0_->listen_address(), rank1_->listen_address()});
+    rank1_->set_peer_candidates({{silent}, {rank1_->listen_address()}});
+  }
+
+  void TearDown() override {
+    rank1_.reset();
+    rank0_.reset();
+    silent_listener_.reset();
+  }
+
+  static constexpr auto kHandshakeTimeout = 400ms;
+  util::Fd silent_listener_;
+  std::unique_ptr<TcpRank> rank0_;
+  std::unique_ptr<TcpRank> rank1_;
+};
+
+TEST_F(TcpHandover, MessagesQueuedOnTheHigherRanksDialArriveInOrderOnTheLowerRanksConnection) {
+  constexpr int kQueued = 20;
+  constexpr uint64_t kTag = 3;
+  // Queued on rank 1's hanging dial.
+  std::vector<TestMessage> early = send_in_order(*rank1_, 0, kTag, kQueued);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(rank1_->tcp().sends_on_own_dial(0));
+  // Rank 0 dials; once its proof is in, rank 1 sends there.
+  std::vector<TestMessage> receives = receive_in_order(*rank0_, 1, kTag, kQueued);
+  std::vector<TestMessage> more = receive_in_order(*rank0_, 1, kTag, kQueued);
+  receives.insert(receives.end(), std::make_move_iterator(more.begin()),
+                  std::make_move_iterator(more.end()));
+  TestMessage hello = post_pattern_send(*rank0_, 1, kContext, 9, 5);
+  TestMessage hello_in = post_guarded_receive(*rank1_, 0, kContext, 9, 5);
+  ASSERT_TRUE(testing::completes_polled(*rank1_, hello_in.request, 10s));
+  EXPECT_TRUE(holds_pattern(hello_in, 9, 5));
+  EXPECT_FALSE(rank1_->tcp().sends_on_own_dial(0));
+  EXPECT_TRUE(rank0_->tcp().sends_on_own_dial(1));
+  std::vector<TestMessage> late = send_in_order(*rank1_, 0, kTag, kQueued);
+  // Sizes 1..20 and then 1..20 again, all in one order.
+  for (int i = 0; i < 2 * kQueued; ++i) {
+    ASSERT_TRUE(testing::completes_polled(*rank0_, receives[i].request, 10s)) << "receive " << i;
+    const std::size_t size = static_cast<std::size_t>(i % kQueued) + 1;
+    EXPECT_TRUE(holds_pattern(receives[i], kTag, size)) << "receive " << i << " out of order";
+  }
+  expect_sent(*rank1_, early);
+  expect_sent(*rank1_, late);
+  expect_sent(*rank0_, {hello});
+}
+
+TEST_F(TcpHandover, TheSpareDialsFailedHandshakeFailsNothing) {
+  std::vector<TestMessage> early = send_in_order(*rank1_, 0, 1, 3);
+  TestMessage dial = post_pattern_send(*rank0_, 1, kContext, 2, 8);
+  std::vector<TestMessage> receives = receive_in_order(*rank0_, 1, 1, 3);
+  expect_received_in_order(*rank0_, receives, 1);
+  // Rank 1's hanging dial times out here: closed quietly, not taken for rank 0's failure.
+  std::this_thread::sleep_for(kHandshakeTimeout * 3);
+  EXPECT_FALSE(rank1_->tcp().sends_on_own_dial(0));
+  TestMessage dial_in = post_guarded_receive(*rank1_, 0, kContext, 2, 8);
+  ASSERT_TRUE(testing::completes_polled(*rank1_, dial_in.request, 10s));
+  EXPECT_TRUE(holds_pattern(dial_in, 2, 8));
+  std::vector<TestMessage> later = send_in_order(*rank1_, 0, 4, 5);
+  std::vector<TestMessage> later_in = receive_in_order(*rank0_, 1, 4, 5);
+  expect_received_in_order(*rank0_, later_in, 4);
+  expect_sent(*rank1_, early);
+  expect_sent(*rank1_, later);
+}
+
+TEST_F(TcpHandover, ThePairPartsGracefully) {
+  TestMessage dial = post_pattern_send(*rank0_, 1, kContext, 2, 8);
+  std::vector<TestMessage> early = send_in_order(*rank1_, 0, 1, 1);
+  std::vector<TestMessage> receives = receive_in_order(*rank0_, 1, 1, 1);
+  expect_received_in_order(*rank0_, receives, 1);
+  ASSERT_FALSE(rank1_->tcp().sends_on_own_dial(0));
+  TestMessage never = post_guarded_receive(*rank0_, 1, kContext, 5, 8);
+  rank1_.reset();
+  ASSERT_TRUE(testing::finishes_within(never.request, 10s));
+  ASSERT_TRUE(never.request->failed());
+  EXPECT_NE(never.request->error()->message().find("has shut down"), std::string::npos)
+      << never.request->error()->what();
+}
+
+// Without a hanging dial, both ranks dial at once and race; whichever way each race goes, every
+// message arrives, in order, both ways, and the pair parts gracefully.
+TEST(TcpHandoverRace, BothRanksDialingAtOnceKeepEveryMessageInOrderAndPartGracefully) {
+  constexpr int kPairs = 10;
+  constexpr int kMessages = 12;
+  int handed_over = 0;
+  for (int pair = 0; pair < kPairs; ++pair) {
+    testing::TcpPair ranks = testing::make_tcp_pair(options_with_timeout(10s));
+    TcpRank& rank0 = *ranks.receiver;
+    TcpRank& rank1 = *ranks.sender;
+    std::vector<TestMessage> from0, from1, into0, into1;
+    std::thread other([&] { from1 = send_in_order(rank1, 0, 6, kMessages); });
+    from0 = send_in_order(rank0, 1, 6, kMessages);
+    other.join();
+    into0 = receive_in_order(rank0, 1, 6, kMessages);
+    into1 = receive_in_order(rank1, 0, 6, kMessages);
+    expect_received_in_order(rank0, into0, 6);
+    expect_received_in_order(rank1, into1, 6);
+    expect_sent(rank0, from0);
+    expect_sent(rank1, from1);
+    EXPECT_TRUE(rank0.tcp().sends_on_own_dial(1)) << "the lower rank never hands over";
+    if (!rank1.tcp().sends_on_own_dial(0)) ++handed_over;
+    // Rank 1 leaves with a goodbye on each connection, the spare one too.
+    TestMessage never = post_guarded_receive(rank0, 1, kContext, 5, 8);
+    ranks.sender.reset();
+    ASSERT_TRUE(testing::finishes_within(never.request, 10s));
+    ASSERT_TRUE(never.request->failed());
+    EXPECT_NE(never.request->error()->message().find("has shut down"), std::string::npos)
+        << never.request->error()->what();
+  }
+  RecordProperty("handed_over", handed_over);
+}
+
+}  // namespace
+}  // namespace weft
