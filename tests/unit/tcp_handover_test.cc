@@ -165,6 +165,71 @@ TEST_F(TcpHandover, ThePairPartsGracefully) {
       << never.request->error()->what();
 }
 
+// Rank 0's first address for rank 1 is a socket that never answers, so rank 1's dial is ready
+// long before rank 0's: it hands over only if it has carried no message by then.
+class TcpHandoverOfAReadyDial : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    silent_listener_ = util::listen_on(util::resolve("127.0.0.1", 0), /*non_blocking=*/false);
+    TcpPathOptions options = options_with_timeout(400ms);
+    options.rank = 0;
+    rank0_ = std::make_unique<TcpRank>(0, options, nullptr);
+    options.rank = 1;
+    rank1_ = std::make_unique<TcpRank>(1, options, nullptr);
+    const util::SocketAddress silent = util::local_address_of(silent_listener_.get());
+    rank0_->set_peer_candidates({{rank0_->listen_address()}, {silent, rank1_->listen_address()}});
+    rank1_->set_peer_addresses({rank0_->listen_address(), rank1_->listen_address()});
+  }
+
+  void TearDown() override {
+    rank1_.reset();
+    rank0_.reset();
+    silent_listener_.reset();
+  }
+
+  // Both ranks dial: rank 0 first (its dial hangs on the silent address, then moves on to rank
+  // 1's), rank 1 second (ready at once). Rank 1 sends `early` messages before rank 0's dial
+  // reaches it. Then messages go both ways, in order.
+  void exchange_after_both_dialled(int early, bool expect_handed_over) {
+    // A receive dials, as a send does.
+    TestMessage last_in = post_guarded_receive(*rank0_, 1, kContext, 9, 4);
+    std::vector<TestMessage> early_in = receive_in_order(*rank0_, 1, 1, early);
+    TestMessage pending_in = post_guarded_receive(*rank1_, 0, kContext, 2, 8);
+    std::this_thread::sleep_for(100ms);
+    ASSERT_TRUE(rank1_->tcp().sends_on_own_dial(0));
+    std::vector<TestMessage> early_out = send_in_order(*rank1_, 0, 1, early);
+    expect_received_in_order(*rank0_, early_in, 1);
+    // Rank 0's message goes on its own dial: once it arrives, rank 1 adopted that dial.
+    TestMessage pending = post_pattern_send(*rank0_, 1, kContext, 2, 8);
+    ASSERT_TRUE(testing::completes_polled(*rank1_, pending_in.request, 10s));
+    EXPECT_TRUE(holds_pattern(pending_in, 2, 8));
+    EXPECT_EQ(rank1_->tcp().sends_on_own_dial(0), !expect_handed_over);
+    EXPECT_TRUE(rank0_->tcp().sends_on_own_dial(1));
+    std::vector<TestMessage> later_in = receive_in_order(*rank0_, 1, 3, 10);
+    std::vector<TestMessage> later_out = send_in_order(*rank1_, 0, 3, 10);
+    expect_received_in_order(*rank0_, later_in, 3);
+    TestMessage last = post_pattern_send(*rank1_, 0, kContext, 9, 4);
+    ASSERT_TRUE(testing::completes_polled(*rank0_, last_in.request, 10s));
+    EXPECT_TRUE(holds_pattern(last_in, 9, 4));
+    expect_sent(*rank1_, {last});
+    expect_sent(*rank1_, early_out);
+    expect_sent(*rank1_, later_out);
+    expect_sent(*rank0_, {pending});
+  }
+
+  util::Fd silent_listener_;
+  std::unique_ptr<TcpRank> rank0_;
+  std::unique_ptr<TcpRank> rank1_;
+};
+
+TEST_F(TcpHandoverOfAReadyDial, ADialThatCarriedNothingHandsOver) {
+  exchange_after_both_dialled(/*early=*/0, /*expect_handed_over=*/true);
+}
+
+TEST_F(TcpHandoverOfAReadyDial, ADialThatCarriedAMessageStaysTheSender) {
+  exchange_after_both_dialled(/*early=*/3, /*expect_handed_over=*/false);
+}
+
 // Without a hanging dial, both ranks dial at once and race; whichever way each race goes, every
 // message arrives, in order, both ways, and the pair parts gracefully.
 TEST(TcpHandoverRace, BothRanksDialingAtOnceKeepEveryMessageInOrderAndPartGracefully) {

@@ -103,9 +103,12 @@ class TcpConnection {
   bool ready WEFT_GUARDED_BY(send_mutex) = false;   // handshake done: frames may be written
   bool broken WEFT_GUARDED_BY(send_mutex) = false;  // writes failed or the peer failed: dropped
   util::RingDeque<OutboundFrame> queue WEFT_GUARDED_BY(send_mutex);
-  // Our dial to a lower rank gave its queue, before it was ready, to that rank's own connection
-  // to us, which both sides then send on (TcpPath::hand_over_locked): frames posted to it go
-  // there.
+  // A message (not a control frame) went on the socket, or is queued for it once ready: from
+  // then on the connection must stay its rank's sender, so that messages keep their order.
+  bool carried_data WEFT_GUARDED_BY(send_mutex) = false;
+  // Our dial to a lower rank gave its queue, before it carried a message, to that rank's own
+  // connection to us, which both sides then send on (TcpPath::hand_over_locked): messages
+  // posted to it go there.
   TcpConnection* handed_over_to WEFT_GUARDED_BY(send_mutex) = nullptr;
 
   // --- what the event loop watches, once ready (watch_mutex) ---------------------------------

@@ -724,6 +724,7 @@ void TcpPath::enqueue(TcpConnection* connection, OutboundFrame&& frame) {
     if (frame.request) frame.request->fail(error);
     return;
   }
+  if (frame.request && connection->ready) connection->carried_data = true;
   if (connection->ready && connection->queue.empty() && connection->write_alone_locked(frame)) {
     ++bytes_moved_here;
     return;
@@ -1217,12 +1218,15 @@ void TcpPath::adopt_as_peers(TcpConnection* connection) {
 }
 
 // Both ranks dialled at once. The lower rank always sends on its own dial (the connection just
-// adopted); so does the higher, unless its own is not ready yet: then it sends on this one too,
-// and a round trip's acknowledgement rides on the reply instead of a segment of its own.
+// adopted); so does the higher, unless its own has carried no message yet: then it sends on
+// this one too, and a round trip's acknowledgement rides on the reply instead of a segment of
+// its own.
 void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs) {
   util::MutexLock our_lock(ours->send_mutex);
-  // Once written to, our dial keeps the peer's messages in order only by staying the sender.
-  if (ours->ready || ours->broken || ours->handed_over_to) return;
+  // Once it carried a message, our dial keeps the order of our messages only by staying the
+  // sender; a ready one may also be in the middle of a control frame.
+  if (ours->carried_data || ours->broken || ours->handed_over_to) return;
+  if (ours->ready && !ours->queue.empty()) return;
   util::MutexLock their_lock(theirs->send_mutex);
   while (!ours->queue.empty()) {
     theirs->queue.push_back(std::move(ours->queue.front()));
@@ -1398,6 +1402,9 @@ void TcpPath::became_ready(TcpConnection* connection) {
     connection->queue.push_front(std::move(*it));
   }
   choose_zerocopy_locked(connection);
+  for (const OutboundFrame& frame : connection->queue) {
+    if (frame.request) connection->carried_data = true;
+  }
   connection->ready = true;
   flush_locked(connection);
 }

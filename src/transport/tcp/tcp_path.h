@@ -9,10 +9,10 @@
 //   published several addresses: they are tried in the order given, each with a bounded connect
 //   (candidate_dial.h), and the first whose handshake succeeds is the peer's address from then on
 //   (logged at INFO). If both sides connect at once, both connections live. The lower rank
-//   sends on its own; the higher rank too once its own carried a frame (the order of messages per
-//   (sender, context, tag) holds only on one connection), but while its own is not ready yet,
-//   it hands its queue over to the lower rank's and sends there from then on: one connection
-//   both ways, so an acknowledgement rides on each reply (hand_over_locked).
+//   sends on its own; the higher rank too once its own carried a message (the order of messages
+//   per (sender, context, tag) holds only on one connection), but until then it hands its queue
+//   over to the lower rank's and sends there from then on: one connection both ways, so an
+//   acknowledgement rides on each reply (hand_over_locked).
 // - A challenge-response handshake in both directions (handshake.h) proves that both ends know
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
@@ -152,7 +152,7 @@ class TcpPath final : public Path {
  private:
   struct Peer {
     // Set under mutex_, when first needed, and changed at most once more: when both ranks
-    // dialled at once, a higher rank whose dial is not ready yet sends on the lower's
+    // dialled at once, a higher rank whose dial carried no message yet sends on the lower's
     // (hand_over_locked).
     std::atomic<TcpConnection*> sender{nullptr};
     std::vector<TcpConnection*> connections;
@@ -329,8 +329,8 @@ class TcpPath final : public Path {
   // An incoming connection whose proof is valid becomes its rank's (peers_[...].connections,
   // its sender or one of its streams).
   void adopt_as_peers(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
-  // Our dial `ours`, not ready yet, gives its queue and its role as sender to `theirs`, the
-  // lower rank's connection to us; nothing when ours was written to already.
+  // Our dial `ours` gives its queue and its role as sender to `theirs`, the lower rank's
+  // connection to us, unless ours carried a message already.
   void hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs)
       WEFT_REQUIRES(mutex_);
   // Whether `connection` is our dial that handed over (no failure of it fails the peer).
