@@ -1,7 +1,7 @@
 // When both ranks of a pair dial each other at once, the higher rank hands its dial's queue over
-// to the lower rank's connection if its own is not ready yet, so that one connection carries
-// both directions: the order of its messages must hold across the hand-over, its spare dial
-// must fail nothing, and the pair must still part gracefully.
+// to the lower rank's connection if its own has carried no message yet, so that one connection
+// carries both directions: the order of its messages must hold across the hand-over, its spare
+// dial must fail nothing, and the pair must still part gracefully.
 #include <gtest/gtest.h>
 
 #include <chrono>
