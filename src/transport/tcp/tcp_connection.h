@@ -103,8 +103,8 @@ class TcpConnection {
   bool ready WEFT_GUARDED_BY(send_mutex) = false;   // handshake done: frames may be written
   bool broken WEFT_GUARDED_BY(send_mutex) = false;  // writes failed or the peer failed: dropped
   util::RingDeque<OutboundFrame> queue WEFT_GUARDED_BY(send_mutex);
-  // A message (not a control frame) went on the socket, or is queued for it once ready: from
-  // then on the connection must stay its rank's sender, so that messages keep their order.
+  // A message (not a control frame) was posted to it: once ready, the connection must stay its
+  // rank's sender, so that messages keep their order.
   bool carried_data WEFT_GUARDED_BY(send_mutex) = false;
   // Our dial to a lower rank gave its queue, before it carried a message, to that rank's own
   // connection to us, which both sides then send on (TcpPath::hand_over_locked): messages

@@ -724,7 +724,7 @@ void TcpPath::enqueue(TcpConnection* connection, OutboundFrame&& frame) {
     if (frame.request) frame.request->fail(error);
     return;
   }
-  if (frame.request && connection->ready) connection->carried_data = true;
+  if (frame.request) connection->carried_data = true;
   if (connection->ready && connection->queue.empty() && connection->write_alone_locked(frame)) {
     ++bytes_moved_here;
     return;
@@ -1223,10 +1223,10 @@ void TcpPath::adopt_as_peers(TcpConnection* connection) {
 // its own.
 void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs) {
   util::MutexLock our_lock(ours->send_mutex);
-  // Once it carried a message, our dial keeps the order of our messages only by staying the
-  // sender; a ready one may also be in the middle of a control frame.
-  if (ours->carried_data || ours->broken || ours->handed_over_to) return;
-  if (ours->ready && !ours->queue.empty()) return;
+  if (ours->broken || ours->handed_over_to) return;
+  // A ready dial that carried a message keeps the order of our messages only by staying the
+  // sender; one with a queue may be in the middle of a frame. An unready one wrote nothing.
+  if (ours->ready && (ours->carried_data || !ours->queue.empty())) return;
   util::MutexLock their_lock(theirs->send_mutex);
   while (!ours->queue.empty()) {
     theirs->queue.push_back(std::move(ours->queue.front()));
@@ -1402,9 +1402,6 @@ void TcpPath::became_ready(TcpConnection* connection) {
     connection->queue.push_front(std::move(*it));
   }
   choose_zerocopy_locked(connection);
-  for (const OutboundFrame& frame : connection->queue) {
-    if (frame.request) connection->carried_data = true;
-  }
   connection->ready = true;
   flush_locked(connection);
 }
