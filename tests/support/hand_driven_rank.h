@@ -8,6 +8,7 @@
 #include <string>
 
 #include "support/wire_tap.h"
+#include "transport/frame_header.h"
 #include "transport/tcp/handshake.h"
 #include "util/hmac.h"
 #include "util/socket.h"
@@ -40,6 +41,21 @@ inline util::Fd authenticated_as_rank1(const util::SocketAddress& rank0, const s
   std::optional<Ack> ack = parse_ack(answer.data(), answer.size());
   if (!ack || ack->status != HandshakeStatus::kOk) return {};
   return fd;
+}
+
+// The header of a data frame from rank 1, as a hand-driven rank writes it.
+inline Bytes8 rank1_data_header(uint64_t context, uint64_t tag, uint64_t bytes,
+                                uint32_t stripes = 0) {
+  transport::FrameHeader header;
+  header.kind = transport::FrameKind::kData;
+  header.source = 1;
+  header.context = context;
+  header.tag = tag;
+  header.bytes = bytes;
+  header.stripes = stripes;
+  Bytes8 encoded(transport::kFrameHeaderBytes);
+  transport::encode(header, encoded.data());
+  return encoded;
 }
 
 }  // namespace weft::testing

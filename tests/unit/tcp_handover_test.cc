@@ -74,21 +74,39 @@ void expect_sent(TcpRank& at, const std::vector<TestMessage>& sends) {
   }
 }
 
-// Rank 1's only address for rank 0 is a socket that never answers, so its dial hangs in the
-// handshake while rank 0's dial completes: the hand-over happens every time, and once the
-// handshake times out no address is left to try (which, but for the hand-over, fails rank 0).
-class TcpHandover : public ::testing::Test {
+// `leaving` shuts down while `staying` waits for a message from it: the wait fails with a
+// shutdown, not a death, so a goodbye came on every connection between them.
+void expect_parts_gracefully(TcpRank& staying, std::unique_ptr<TcpRank>& leaving) {
+  TestMessage never = post_guarded_receive(staying, 1, kContext, 5, 8);
+  leaving.reset();
+  ASSERT_TRUE(testing::finishes_within(never.request, 10s));
+  ASSERT_TRUE(never.request->failed());
+  EXPECT_NE(never.request->error()->message().find("has shut down"), std::string::npos)
+      << never.request->error()->what();
+}
+
+// Two ranks, one of which reaches the other first at a socket that never answers, so its dial
+// hangs in the handshake until kHandshakeTimeout.
+class SilentAddressPair : public ::testing::Test {
  protected:
-  void SetUp() override {
+  static constexpr auto kHandshakeTimeout = 400ms;
+
+  // `hanging`: the rank whose dial meets the silent address first; `then_real`: whether it
+  // tries the other rank's real address after it.
+  void make_ranks(int hanging, bool then_real) {
     silent_listener_ = util::listen_on(util::resolve("127.0.0.1", 0), /*non_blocking=*/false);
     TcpPathOptions options = options_with_timeout(kHandshakeTimeout);
     options.rank = 0;
     rank0_ = std::make_unique<TcpRank>(0, options, nullptr);
     options.rank = 1;
     rank1_ = std::make_unique<TcpRank>(1, options, nullptr);
-    const util::SocketAddress silent = util::local_address_of(silent_listener_.get());
-    rank0_->set_peer_addresses({rank0_->listen_address(), rank1_->listen_address()});
-    rank1_->set_peer_candidates({{silent}, {rank1_->listen_address()}});
+    std::vector<std::vector<util::SocketAddress>> candidates{{rank0_->listen_address()},
+                                                             {rank1_->listen_address()}};
+    std::vector<util::SocketAddress>& other = candidates[1 - hanging];
+    other.insert(other.begin(), util::local_address_of(silent_listener_.get()));
+    if (!then_real) other.pop_back();
+    rank0_->set_peer_candidates(candidates);
+    rank1_->set_peer_candidates(candidates);
   }
 
   void TearDown() override {
@@ -97,10 +115,17 @@ class TcpHandover : public ::testing::Test {
     silent_listener_.reset();
   }
 
-  static constexpr auto kHandshakeTimeout = 400ms;
   util::Fd silent_listener_;
   std::unique_ptr<TcpRank> rank0_;
   std::unique_ptr<TcpRank> rank1_;
+};
+
+// Rank 1's only address for rank 0 is a socket that never answers, so its dial hangs in the
+// handshake while rank 0's dial completes: the hand-over happens every time, and once the
+// handshake times out no address is left to try (which, but for the hand-over, fails rank 0).
+class TcpHandover : public SilentAddressPair {
+ protected:
+  void SetUp() override { make_ranks(/*hanging=*/1, /*then_real=*/false); }
 };
 
 TEST_F(TcpHandover, MessagesQueuedOnTheHigherRanksDialArriveInOrderOnTheLowerRanksConnection) {
@@ -157,35 +182,14 @@ TEST_F(TcpHandover, ThePairPartsGracefully) {
   std::vector<TestMessage> receives = receive_in_order(*rank0_, 1, 1, 1);
   expect_received_in_order(*rank0_, receives, 1);
   ASSERT_FALSE(rank1_->tcp().sends_on_own_dial(0));
-  TestMessage never = post_guarded_receive(*rank0_, 1, kContext, 5, 8);
-  rank1_.reset();
-  ASSERT_TRUE(testing::finishes_within(never.request, 10s));
-  ASSERT_TRUE(never.request->failed());
-  EXPECT_NE(never.request->error()->message().find("has shut down"), std::string::npos)
-      << never.request->error()->what();
+  expect_parts_gracefully(*rank0_, rank1_);
 }
 
 // Rank 0's first address for rank 1 is a socket that never answers, so rank 1's dial is ready
 // long before rank 0's: it hands over only if it has carried no message by then.
-class TcpHandoverOfAReadyDial : public ::testing::Test {
+class TcpHandoverOfAReadyDial : public SilentAddressPair {
  protected:
-  void SetUp() override {
-    silent_listener_ = util::listen_on(util::resolve("127.0.0.1", 0), /*non_blocking=*/false);
-    TcpPathOptions options = options_with_timeout(400ms);
-    options.rank = 0;
-    rank0_ = std::make_unique<TcpRank>(0, options, nullptr);
-    options.rank = 1;
-    rank1_ = std::make_unique<TcpRank>(1, options, nullptr);
-    const util::SocketAddress silent = util::local_address_of(silent_listener_.get());
-    rank0_->set_peer_candidates({{rank0_->listen_address()}, {silent, rank1_->listen_address()}});
-    rank1_->set_peer_addresses({rank0_->listen_address(), rank1_->listen_address()});
-  }
-
-  void TearDown() override {
-    rank1_.reset();
-    rank0_.reset();
-    silent_listener_.reset();
-  }
+  void SetUp() override { make_ranks(/*hanging=*/0, /*then_real=*/true); }
 
   // Both ranks dial: rank 0 first (its dial hangs on the silent address, then moves on to rank
   // 1's), rank 1 second (ready at once). Rank 1 sends `early` messages before rank 0's dial
@@ -216,10 +220,6 @@ class TcpHandoverOfAReadyDial : public ::testing::Test {
     expect_sent(*rank1_, later_out);
     expect_sent(*rank0_, {pending});
   }
-
-  util::Fd silent_listener_;
-  std::unique_ptr<TcpRank> rank0_;
-  std::unique_ptr<TcpRank> rank1_;
 };
 
 TEST_F(TcpHandoverOfAReadyDial, ADialThatCarriedNothingHandsOver) {
@@ -252,13 +252,7 @@ TEST(TcpHandoverRace, BothRanksDialingAtOnceKeepEveryMessageInOrderAndPartGracef
     expect_sent(rank1, from1);
     EXPECT_TRUE(rank0.tcp().sends_on_own_dial(1)) << "the lower rank never hands over";
     if (!rank1.tcp().sends_on_own_dial(0)) ++handed_over;
-    // Rank 1 leaves with a goodbye on each connection, the spare one too.
-    TestMessage never = post_guarded_receive(rank0, 1, kContext, 5, 8);
-    ranks.sender.reset();
-    ASSERT_TRUE(testing::finishes_within(never.request, 10s));
-    ASSERT_TRUE(never.request->failed());
-    EXPECT_NE(never.request->error()->message().find("has shut down"), std::string::npos)
-        << never.request->error()->what();
+    expect_parts_gracefully(rank0, ranks.sender);
   }
   RecordProperty("handed_over", handed_over);
 }

@@ -90,16 +90,7 @@ util::Fd authenticated_as_rank1(const util::SocketAddress& rank0, uint16_t strea
 }
 
 Bytes8 data_header(uint64_t tag, uint64_t bytes, uint32_t stripes = 0) {
-  FrameHeader header;
-  header.kind = FrameKind::kData;
-  header.source = 1;
-  header.context = kContext;
-  header.tag = tag;
-  header.bytes = bytes;
-  header.stripes = stripes;
-  Bytes8 encoded(kFrameHeaderBytes);
-  encode(header, encoded.data());
-  return encoded;
+  return testing::rank1_data_header(kContext, tag, bytes, stripes);
 }
 
 // Rank 0 with a receive from rank 1 pending, and rank 1 played by hand. Rank 1's listening

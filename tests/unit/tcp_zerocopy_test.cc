@@ -20,7 +20,6 @@
 #include "support/hand_driven_rank.h"
 #include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
-#include "transport/frame_header.h"
 #include "transport/request.h"
 #include "transport/tcp/streams.h"
 #include "transport/tcp/zerocopy.h"
@@ -245,13 +244,8 @@ void expect_reset_fails_held_send(std::size_t bytes) {
   // A message from rank 1 first, to a receive from anyone (a receive from rank 1 would dial
   // it): once it is in, rank 0 knows the connection as rank 1's, and sends on it.
   TestMessage hello = testing::post_guarded_receive(*rank0, kAnyPeer, kContext, 99, 8);
-  FrameHeader header;
-  header.source = 1;
-  header.context = kContext;
-  header.tag = 99;
-  header.bytes = 8;
-  testing::Bytes8 frame(kFrameHeaderBytes + 8, 0);
-  encode(header, frame.data());
+  testing::Bytes8 frame = testing::rank1_data_header(kContext, 99, 8);
+  frame.resize(frame.size() + 8);  // the payload
   testing::send_bytes(rank1.get(), frame);
   ASSERT_TRUE(finishes_within(hello.request, 10s));
   TestMessage sent = testing::post_pattern_send(*rank0, 1, kContext, 1, bytes);
