@@ -250,8 +250,9 @@ TEST(TcpHandoverRace, BothRanksDialingAtOnceKeepEveryMessageInOrderAndPartGracef
     expect_received_in_order(rank1, into1, 6);
     expect_sent(rank0, from0);
     expect_sent(rank1, from1);
-    EXPECT_TRUE(rank0.tcp().sends_on_own_dial(1)) << "the lower rank never hands over";
-    if (!rank1.tcp().sends_on_own_dial(0)) ++handed_over;
+    // Rank 0 may send on rank 1's dial without any hand-over: when that dial is in before rank 0
+    // first needs rank 1, rank 0 never dials (the fixtures above check the lower rank's rule).
+    if (rank0.tcp().sends_on_own_dial(1) && !rank1.tcp().sends_on_own_dial(0)) ++handed_over;
     expect_parts_gracefully(rank0, ranks.sender);
   }
   RecordProperty("handed_over", handed_over);
