@@ -187,6 +187,13 @@ void Communicator::wait(transport::Request& request, const OpInfo& info,
   // A finished request registers no poller: that is a shared line other ranks read.
   if (!request.done() && !wait_reporting(request, info, deadline)) {
     std::string what = describe_timeout(request, info);
+    if (what.empty() && request.failed()) {
+      // Another rank's verdict (its abort, a death) ended the wait while this rank was finding
+      // out who was missing: that verdict leads, and this rank's own view follows it.
+      throw describe_failure(
+          request, info,
+          "; here, on rank " + std::to_string(rank_) + ", " + timeout_head(request, info));
+    }
     if (!what.empty()) {
       auto error = std::make_shared<const Error>(ErrorCode::kTimeout, what, context_for(info));
       if (world_->transport().cancel(request, error) || !finishes_uncancelled(request)) {
@@ -239,19 +246,27 @@ bool Communicator::wait_reporting(transport::Request& request, const OpInfo& inf
   return done;
 }
 
-std::string Communicator::describe_timeout(transport::Request& request, const OpInfo& info) {
-  const std::chrono::milliseconds timeout = timeout_of(info);
+std::string Communicator::timeout_head(const transport::Request& request,
+                                       const OpInfo& info) const {
   const std::string peer = info.peer >= 0 ? "rank " + std::to_string(info.peer) : "any rank";
   const bool recv = request.kind == transport::Request::Kind::kRecv;
   const std::string within =
-      " did not finish within its " + std::to_string(timeout.count()) + " ms timeout";
+      " did not finish within its " + std::to_string(timeout_of(info).count()) + " ms timeout";
+  if (info.seq >= 0) {
+    return std::string(info.name) + " #" + std::to_string(info.seq) + within + " (waiting for " +
+           (recv ? "a message from " + peer : peer + " to take a message") + ")";
+  }
+  return std::string(info.name) + within +
+         (recv ? " (no message from " + peer + ")" : " (" + peer + " did not take the message)");
+}
+
+std::string Communicator::describe_timeout(transport::Request& request, const OpInfo& info) {
+  const std::string head = timeout_head(request, info);
+  const bool recv = request.kind == transport::Request::Kind::kRecv;
   // Long enough for a member that arrived just before this timeout to report (it does so
   // report_after() into its wait), short enough that the error still comes promptly.
-  const auto until = util::deadline_after(ProgressBoard::report_after(timeout));
+  const auto until = util::deadline_after(ProgressBoard::report_after(timeout_of(info)));
   if (info.seq >= 0) {
-    std::string head = std::string(info.name) + " #" + std::to_string(info.seq) + within +
-                       " (waiting for " +
-                       (recv ? "a message from " + peer : peer + " to take a message") + ")";
     board_.report_collective(info.name, info.seq, until);  // so that the others see me there
     ProgressBoard::Diagnosis diagnosis = board_.diagnose(
         info.name, info.seq, until,
@@ -262,9 +277,6 @@ std::string Communicator::describe_timeout(transport::Request& request, const Op
     }
     return head + ": " + diagnosis.text;
   }
-  std::string head =
-      std::string(info.name) + within +
-      (recv ? " (no message from " + peer + ")" : " (" + peer + " did not take the message)");
   std::string seen =
       info.peer >= 0 ? describe_peer(info.peer, read_board({info.peer}, until)[info.peer]) : "";
   if (!seen.empty()) return head + ": " + seen;
@@ -279,7 +291,8 @@ std::vector<Sighting> Communicator::read_board(const std::vector<int>& members,
   return seen;
 }
 
-Error Communicator::describe_failure(const transport::Request& request, const OpInfo& info) const {
+Error Communicator::describe_failure(const transport::Request& request, const OpInfo& info,
+                                     const std::string& own_view) const {
   const Error& cause = *request.error();
   ErrorContext context = context_for(info);
   if (cause.code() == ErrorCode::kMismatch) {
@@ -296,9 +309,11 @@ Error Communicator::describe_failure(const transport::Request& request, const Op
     // A transport-level error: keep its message, give it this group's context.
     context.peer_address =
         cause.context().peer_address.empty() ? context.peer_address : cause.context().peer_address;
-    return Error(cause.code(), cause.message(), context, cause.earlier_cause());
+    return Error(cause.code(), cause.message() + own_view, context, cause.earlier_cause());
   }
-  return cause.with_context(context);
+  if (own_view.empty()) return cause.with_context(context);
+  return Error(cause.code(), cause.message() + own_view, cause.context(), cause.earlier_cause())
+      .with_context(context);
 }
 
 void Communicator::abort(const std::string& reason) {

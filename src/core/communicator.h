@@ -272,6 +272,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // this member as waiting in the op) up to the deadline.
   bool wait_reporting(transport::Request& request, const OpInfo& info,
                       std::chrono::steady_clock::time_point deadline);
+  // "all_reduce #4 did not finish within its 5000 ms timeout (waiting for a message from
+  // rank 2)": what this rank knows of its own timeout, before it asks the others.
+  std::string timeout_head(const transport::Request& request, const OpInfo& info) const;
   // The message of a request's timeout; empty when the request finished meanwhile (a
   // collective's diagnosis keeps waiting on it while it reads the board).
   std::string describe_timeout(transport::Request& request, const OpInfo& info);
@@ -285,7 +288,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   Communicator(std::shared_ptr<World> world, std::string name, std::vector<int> world_ranks,
                uint64_t context_base, std::chrono::milliseconds timeout);
   uint64_t context(Channel channel) const { return context_base_ + static_cast<uint64_t>(channel); }
-  Error describe_failure(const transport::Request& request, const OpInfo& info) const;
+  // `own_view` is appended to the cause's message: what this rank saw, when it had timed out
+  // itself before the cause reached it.
+  Error describe_failure(const transport::Request& request, const OpInfo& info,
+                         const std::string& own_view = "") const;
   // A failure of this group reaches members waiting in its window or in its host groups.
   void tell_shared_memory_waiters(const std::shared_ptr<const Error>& cause);
 

@@ -120,6 +120,38 @@ TEST_P(StuckRank, APointToPointTimeoutSaysThePeerWasInACollective) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, StuckRank, ::testing::Values("tcp", "auto"));
 
+// Over TCP, rank 0 times out in all_reduce #1 (ranks 1 and 2 never come) and reads the board
+// for who is missing; rank 1 aborts the group during that read. Rank 0's error is rank 1's
+// verdict, followed by what rank 0 itself was waiting for when its own timeout came. (Over
+// shared memory the window knows who is missing: its timeout reads nothing for that long.)
+TEST(StuckRankOverTcp, AnAbortDuringATimeoutsDiagnosisKeepsTheRanksOwnView) {
+  Transport transport("tcp");
+  testing::ThreadRanksOptions options;
+  options.timeout = 30s;
+  testing::run_ranks(
+      3,
+      [](ProcessGroup& group) {
+        std::vector<float> data(8, 1.0f);
+        group.all_reduce(data);  // #0
+        if (group.rank() == 0) {
+          // Times out at 4 s, then reads the board for up to 1 s (a quarter, at most 1 s).
+          CollectiveOptions bounded;
+          bounded.timeout = 4000ms;
+          Error error = error_of([&] { group.all_reduce(data, ReduceOp::kSum, bounded); });
+          EXPECT_EQ(error.code(), ErrorCode::kAborted) << error.what();
+          expect_mentions(error, {"aborted by rank 1: gave up",
+                                  "; here, on rank 0, all_reduce #1 did not finish within its "
+                                  "4000 ms timeout (waiting for "});
+        } else if (group.rank() == 1) {
+          std::this_thread::sleep_for(4500ms);  // in the middle of rank 0's read
+          group.abort("gave up");
+        }
+        // Nobody leaves before rank 0's error: a rank that shuts down is a verdict too.
+        std::this_thread::sleep_for(group.rank() == 2 ? 6000ms : 1500ms);
+      },
+      options);
+}
+
 // Rank 0 waits 1 s for a message from rank 1, which is itself waiting for rank 2: rank 0's
 // error quotes its wait's 1000 ms (not the group's 3 s) and says what rank 1 was waiting in.
 TEST(StuckPeer, APointToPointTimeoutSaysWhatThePeerWasWaitingIn) {
