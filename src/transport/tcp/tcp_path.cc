@@ -1966,8 +1966,10 @@ std::optional<bool> TcpPath::cancel_striped(Request& request,
       frame.striped.reset();
     }
   }
+  // Its last pieces may have gone out between the two passes, completing it: then it is sent,
+  // not withdrawn.
   request.fail(reason);
-  return true;
+  return request.failed();
 }
 
 bool TcpPath::detach_receive(Request& request, const std::shared_ptr<const Error>& reason) {
