@@ -161,6 +161,10 @@ void TcpConnection::compact() {
   staged_end = count;
 }
 
+void TcpConnection::stage_frames() {
+  if (staging.size() < kReadyStagingBytes) staging.resize(kReadyStagingBytes);
+}
+
 void TcpConnection::grow_staging() {
   if (staging.size() < kStagingBytes) staging.resize(kStagingBytes);
 }

@@ -70,8 +70,13 @@ inline bool in_handshake(ConnectionState state) {
 
 class TcpConnection {
  public:
-  // Staging once ready: frames are read in large gulps.
+  // Staging of a connection whose peer sends in bulk (a read filled the smaller one): frames
+  // are read in large gulps.
   static constexpr std::size_t kStagingBytes = 256 * 1024;
+  // Staging once ready: a frame's header and a small message. Many connections never need
+  // more: the spare one of a pair that dialled each other at once carries control frames only,
+  // and a peer that exchanges small messages one at a time sends no gulp to read.
+  static constexpr std::size_t kReadyStagingBytes = 4 * 1024;
   // Staging during the handshake: its messages have a fixed size (handshake.h), and a
   // connection that has not proved itself must cost next to nothing.
   static constexpr std::size_t kHandshakeStagingBytes =
@@ -195,6 +200,8 @@ class TcpConnection {
   // Moves staged bytes to the front so that more can be read.
   void compact() WEFT_REQUIRES(in_mutex);
   // The handshake is done: room to read frames (in_mutex held; staged bytes are kept).
+  void stage_frames() WEFT_REQUIRES(in_mutex);
+  // A read filled the staging: room for large gulps from now on (staged bytes are kept).
   void grow_staging() WEFT_REQUIRES(in_mutex);
   // Closed: gives back the inbound buffers (in_mutex held, so that no reader is using them).
   void release_inbound_buffers() WEFT_REQUIRES(in_mutex);

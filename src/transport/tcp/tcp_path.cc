@@ -1098,6 +1098,10 @@ bool TcpPath::read_available(TcpConnection* connection, std::string* why) {
     // Less than asked for: the socket was empty, and another recv would only say so. What comes
     // next is read on the poller's next turn, or the loop's (its epoll is level-triggered).
     if (static_cast<std::size_t>(n) < room) return true;
+    if (connection->state == ConnectionState::kReady &&
+        connection->staged_end == connection->staging.size()) {
+      connection->grow_staging();
+    }
   }
 }
 
@@ -1240,6 +1244,17 @@ void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* t
   });
 }
 
+std::size_t TcpPath::inbound_buffer_bytes(int peer) const {
+  std::size_t bytes = 0;
+  for (const std::atomic<TcpConnection*>& slot : peers_[peer]->inbound) {
+    TcpConnection* connection = slot.load(std::memory_order_acquire);
+    if (!connection) break;
+    util::MutexLock in_lock(connection->in_mutex);
+    bytes += connection->staging.capacity();
+  }
+  return bytes;
+}
+
 bool TcpPath::sends_on_own_dial(int peer) const {
   const TcpConnection* sender = peers_[peer]->sender.load(std::memory_order_acquire);
   return sender && sender->outgoing;
@@ -1371,7 +1386,7 @@ void TcpPath::fail_outgoing_handshake(TcpConnection* connection, ErrorCode code,
 }
 
 void TcpPath::became_ready(TcpConnection* connection) {
-  connection->grow_staging();
+  connection->stage_frames();
   connection->state = ConnectionState::kReady;
   util::log_debug(util::Subsys::kTransport, [&] {
     return "rank " + std::to_string(options_.rank) + " connected with rank " +

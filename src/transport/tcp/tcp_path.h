@@ -148,6 +148,8 @@ class TcpPath final : public Path {
   // Whether our messages to `peer` go on a connection we dialled (false: on the one it dialled,
   // or on none yet).
   bool sends_on_own_dial(int peer) const;
+  // The bytes of staging held by the connections `peer`'s messages may come on.
+  std::size_t inbound_buffer_bytes(int peer) const;
 
  private:
   struct Peer {
