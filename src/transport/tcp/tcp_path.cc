@@ -1230,7 +1230,14 @@ void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* t
   if (ours->broken || ours->handed_over_to) return;
   // A ready dial that carried a message keeps the order of our messages only by staying the
   // sender; one with a queue may be in the middle of a frame. An unready one wrote nothing.
-  if (ours->ready && (ours->carried_data || !ours->queue.empty())) return;
+  if (ours->ready && (ours->carried_data || !ours->queue.empty())) {
+    util::log_debug(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(options_.rank) + " keeps sending to rank " +
+             std::to_string(theirs->peer) + " on its own connection (" + ours->address +
+             "), which carried messages already: the pair uses two connections";
+    });
+    return;
+  }
   util::MutexLock their_lock(theirs->send_mutex);
   while (!ours->queue.empty()) {
     theirs->queue.push_back(std::move(ours->queue.front()));
