@@ -1234,7 +1234,7 @@ void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* t
     util::log_debug(util::Subsys::kTransport, [&] {
       return "rank " + std::to_string(options_.rank) + " keeps sending to rank " +
              std::to_string(theirs->peer) + " on its own connection (" + ours->address +
-             "), which carried messages already: the pair uses two connections";
+             "), which carries its frames already: the pair uses two connections";
     });
     return;
   }
