@@ -340,6 +340,13 @@ void set_no_delay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+std::chrono::microseconds round_trip_time(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return {};
+  return std::chrono::microseconds(info.tcpi_rtt);
+}
+
 void set_close_on_exec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 void write_all(int fd, const void* data, std::size_t size) {

@@ -108,6 +108,8 @@ Fd connect_retrying(const SocketAddress& address, std::chrono::steady_clock::tim
 
 void set_non_blocking(int fd);
 void set_no_delay(int fd);
+// The kernel's smoothed round-trip time of a connected TCP socket; 0 when it cannot tell.
+std::chrono::microseconds round_trip_time(int fd);
 void set_close_on_exec(int fd);
 
 // Writes all bytes, however long the peer takes; throws kPeerFailure on a closed peer.

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transport/request.h"
@@ -63,14 +64,19 @@ inline bool finishes_within(const transport::RequestPtr& request, std::chrono::m
 }
 
 // Waits as a rank does: polling the transport, so that the waiting thread itself reads its
-// peer's connection (the event loop reads the others).
+// peer's connection (the event loop reads the others), for up to a second; then it stops
+// polling (the event loop watches the connection again) and sleeps.
 inline bool completes_polled(TcpRank& rank, const transport::RequestPtr& request,
                              std::chrono::milliseconds limit) {
+  bool polling = true;
   rank.start_polling(*request);
+  auto stop_polling = [&] {
+    if (std::exchange(polling, false)) rank.stop_polling(*request);
+  };
   bool done = request->wait(
       std::chrono::steady_clock::now() + limit, 1'000'000, [&] { return rank.poll(*request); },
-      [] {}, true);
-  rank.stop_polling(*request);
+      stop_polling, true);
+  stop_polling();
   return done;
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -63,7 +64,8 @@ inline util::Fd connect_to(const util::SocketAddress& address) {
 }
 
 // Listens on 127.0.0.1; forwards the first connection it accepts to `target` and records what
-// flows each way, until either side closes or the tap is destroyed.
+// flows each way, until either side closes or the tap is destroyed. It can hold back what
+// follows the first bytes toward the target (a handshake message delayed in the network).
 class WireTap {
  public:
   explicit WireTap(util::SocketAddress target)
@@ -78,6 +80,9 @@ class WireTap {
   }
 
   util::SocketAddress address() const { return address_; }
+  // Forwards at most `bytes` toward the target until release(); the rest waits in the socket.
+  void hold_to_target_after(std::size_t bytes) { to_target_limit_ = bytes; }
+  void release() { to_target_limit_ = SIZE_MAX; }
   Bytes8 to_target() const {
     std::lock_guard lock(mutex_);
     return to_target_;
@@ -97,17 +102,19 @@ class WireTap {
     util::Fd server = connect_to(target_);
     if (!client.valid() || !server.valid()) return;
     while (!stop_) {
-      pollfd both[2] = {{client.get(), POLLIN, 0}, {server.get(), POLLIN, 0}};
+      const std::size_t allowed = to_target_limit_ - to_target().size();
+      // A negative fd is not polled: held bytes stay in the client's socket.
+      pollfd both[2] = {{allowed > 0 ? client.get() : -1, POLLIN, 0}, {server.get(), POLLIN, 0}};
       if (::poll(both, 2, 50) <= 0) continue;
-      if (!forward(both[0], client.get(), server.get(), to_target_)) return;
-      if (!forward(both[1], server.get(), client.get(), from_target_)) return;
+      if (!forward(both[0], client.get(), server.get(), to_target_, allowed)) return;
+      if (!forward(both[1], server.get(), client.get(), from_target_, SIZE_MAX)) return;
     }
   }
 
-  bool forward(const pollfd& ready, int from, int to, Bytes8& record) {
+  bool forward(const pollfd& ready, int from, int to, Bytes8& record, std::size_t allowed) {
     if (!(ready.revents & (POLLIN | POLLHUP | POLLERR))) return true;
     uint8_t chunk[65536];
-    ssize_t n = ::recv(from, chunk, sizeof chunk, 0);
+    ssize_t n = ::recv(from, chunk, std::min(sizeof chunk, allowed), 0);
     if (n <= 0) return false;
     {
       std::lock_guard lock(mutex_);
@@ -121,6 +128,7 @@ class WireTap {
   util::Fd listener_;
   util::SocketAddress address_;
   std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> to_target_limit_{SIZE_MAX};
   mutable std::mutex mutex_;
   Bytes8 to_target_;
   Bytes8 from_target_;

@@ -64,13 +64,15 @@ struct Exchange {
   RequestPtr recv;
 };
 
-// Rank `from` sends 64 bytes to rank `to`, which receives them. The send is posted first, so
-// that `from` connects (and sends on its own connection) whatever `to` does.
+// Rank `from` sends 64 bytes to rank `to`, which receives them. The receive is posted once the
+// send is out: a receive dials too, and a dial of `to` that reached `from` first would end
+// `from`'s tour of the addresses (a dial that has not proved itself gives way).
 Exchange exchange(testing::TcpRank& from, testing::TcpRank& to) {
   Exchange ex;
   ex.send = std::make_shared<Request>(Request::Kind::kSend, to.rank(), kContext, kTag, Signature{},
                                       ex.sent.data(), ex.sent.size());
   from.post_send(ex.send);
+  finishes_within(ex.send, 15s);
   ex.recv = std::make_shared<Request>(Request::Kind::kRecv, from.rank(), kContext, kTag,
                                       Signature{}, ex.received.data(), ex.received.size());
   to.post_recv(ex.recv);

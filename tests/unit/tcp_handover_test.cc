@@ -1,9 +1,13 @@
-// When both ranks of a pair dial each other at once, the higher rank hands its dial's queue over
-// to the lower rank's connection if its own has carried no message yet, so that one connection
-// carries both directions: the order of its messages must hold across the hand-over, its spare
-// dial must fail nothing, and the pair must still part gracefully.
+// When both ranks of a pair dial each other at once, a dial that has not proved itself yet, and a
+// higher rank's dial that has carried no message yet, hand their queue over to the peer's
+// connection, so that one connection carries both directions: the order of its messages must
+// hold across the hand-over, the spare dial must fail nothing, and the pair must still part
+// gracefully. A dial that becomes ready
+// while the lower rank's connection awaits its proof waits for that proof (proof_wait.h), and
+// no longer than it should.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <iterator>
@@ -14,7 +18,11 @@
 
 #include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
+#include "support/wire_tap.h"
 #include "transport/request.h"
+#include "transport/tcp/handshake.h"
+#include "transport/tcp/proof_wait.h"
+#include "util/hmac.h"
 #include "util/socket.h"
 
 namespace weft {
@@ -186,15 +194,16 @@ TEST_F(TcpHandover, ThePairPartsGracefully) {
 }
 
 // Rank 0's first address for rank 1 is a socket that never answers, so rank 1's dial is ready
-// long before rank 0's: it hands over only if it has carried no message by then.
-class TcpHandoverOfAReadyDial : public SilentAddressPair {
+// while rank 0's still waits for the silent socket's challenge: rank 0 gives its dial up and
+// sends on rank 1's, whether or not rank 1 sent messages on it already.
+class TcpHandoverOfAnUnprovedDial : public SilentAddressPair {
  protected:
   void SetUp() override { make_ranks(/*hanging=*/0, /*then_real=*/true); }
 
   // Both ranks dial: rank 0 first (its dial hangs on the silent address, then moves on to rank
   // 1's), rank 1 second (ready at once). Rank 1 sends `early` messages before rank 0's dial
   // reaches it. Then messages go both ways, in order.
-  void exchange_after_both_dialled(int early, bool expect_handed_over) {
+  void exchange_after_both_dialled(int early) {
     // A receive dials, as a send does.
     TestMessage last_in = post_guarded_receive(*rank0_, 1, kContext, 9, 4);
     std::vector<TestMessage> early_in = receive_in_order(*rank0_, 1, 1, early);
@@ -203,12 +212,11 @@ class TcpHandoverOfAReadyDial : public SilentAddressPair {
     ASSERT_TRUE(rank1_->tcp().sends_on_own_dial(0));
     std::vector<TestMessage> early_out = send_in_order(*rank1_, 0, 1, early);
     expect_received_in_order(*rank0_, early_in, 1);
-    // Rank 0's message goes on its own dial: once it arrives, rank 1 adopted that dial.
     TestMessage pending = post_pattern_send(*rank0_, 1, kContext, 2, 8);
     ASSERT_TRUE(testing::completes_polled(*rank1_, pending_in.request, 10s));
     EXPECT_TRUE(holds_pattern(pending_in, 2, 8));
-    EXPECT_EQ(rank1_->tcp().sends_on_own_dial(0), !expect_handed_over);
-    EXPECT_TRUE(rank0_->tcp().sends_on_own_dial(1));
+    EXPECT_TRUE(rank1_->tcp().sends_on_own_dial(0));
+    EXPECT_FALSE(rank0_->tcp().sends_on_own_dial(1));
     std::vector<TestMessage> later_in = receive_in_order(*rank0_, 1, 3, 10);
     std::vector<TestMessage> later_out = send_in_order(*rank1_, 0, 3, 10);
     expect_received_in_order(*rank0_, later_in, 3);
@@ -222,12 +230,171 @@ class TcpHandoverOfAReadyDial : public SilentAddressPair {
   }
 };
 
-TEST_F(TcpHandoverOfAReadyDial, ADialThatCarriedNothingHandsOver) {
-  exchange_after_both_dialled(/*early=*/0, /*expect_handed_over=*/true);
+TEST_F(TcpHandoverOfAnUnprovedDial, GivesWayToAnIdleConnection) {
+  exchange_after_both_dialled(/*early=*/0);
 }
 
-TEST_F(TcpHandoverOfAReadyDial, ADialThatCarriedAMessageStaysTheSender) {
-  exchange_after_both_dialled(/*early=*/3, /*expect_handed_over=*/false);
+TEST_F(TcpHandoverOfAnUnprovedDial, GivesWayToAConnectionThatCarriedMessages) {
+  exchange_after_both_dialled(/*early=*/3);
+}
+
+// Polls `condition` every millisecond until it holds or `limit` passes.
+template <typename Condition>
+bool becomes_true(Condition condition, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// A rank that needs a peer whose own connection to it is between hello and proof waits for the
+// proof instead of dialling; a dial that becomes ready meanwhile waits too (proof_wait.h). Relays
+// in front of either rank hold handshake messages back, and strangers send hellos by hand.
+class TcpProofWait : public ::testing::Test {
+ protected:
+  // `relayed`: the ranks whose peer reaches them through a relay (relay_into_).
+  void make_ranks(std::chrono::milliseconds proof_wait, std::vector<int> relayed = {}) {
+    TcpPathOptions options = options_with_timeout(10s);
+    options.proof_wait = proof_wait;
+    for (int rank : {0, 1}) {
+      options.rank = rank;
+      ranks_[rank] = std::make_unique<TcpRank>(rank, options, nullptr);
+    }
+    util::SocketAddress dialled_at[2];  // where the other rank reaches each rank
+    for (int rank : {0, 1}) {
+      dialled_at[rank] = ranks_[rank]->listen_address();
+      if (std::find(relayed.begin(), relayed.end(), rank) != relayed.end()) {
+        relay_into_[rank] = std::make_unique<testing::WireTap>(dialled_at[rank]);
+        dialled_at[rank] = relay_into_[rank]->address();
+      }
+    }
+    ranks_[0]->set_peer_candidates({{ranks_[0]->listen_address()}, {dialled_at[1]}});
+    ranks_[1]->set_peer_candidates({{dialled_at[0]}, {ranks_[1]->listen_address()}});
+  }
+
+  TcpRank& rank(int r) { return *ranks_[r]; }
+
+  // A stranger's hello claiming rank 0, answered by rank 1's challenge: it awaits a proof.
+  util::Fd stranger_claiming_rank0() {
+    util::Fd stranger = testing::connect_to(rank(1).listen_address());
+    testing::send_bytes(stranger.get(), transport::encode_hello({0, 2, util::fresh_nonce()}));
+    EXPECT_EQ(testing::read_for(stranger.get(), transport::kChallengeBytes, 5s).size(),
+              transport::kChallengeBytes);
+    EXPECT_TRUE(becomes_true([&] { return rank(1).tcp().awaits_proof_from(0); }, 5s));
+    return stranger;
+  }
+
+  void TearDown() override {
+    ranks_[1].reset();
+    ranks_[0].reset();
+    for (auto& relay : relay_into_) relay.reset();  // last: the ranks' goodbyes cross them
+  }
+
+  static constexpr uint64_t kTag = 4;
+  static constexpr int kCount = 20;
+  std::unique_ptr<TcpRank> ranks_[2];
+  std::unique_ptr<testing::WireTap> relay_into_[2];
+};
+
+// `waiting` needs its peer while the peer's connection to it awaits its proof: it dials only if
+// the proof fails, so once the proof is in, both send on the peer's connection.
+class TcpProofWaitBeforeDialling : public TcpProofWait,
+                                   public ::testing::WithParamInterface<int> {};
+
+TEST_P(TcpProofWaitBeforeDialling, ARankThatSawItsPeersHelloSendsOnThePeersConnection) {
+  const int waiting = GetParam();
+  const int other = 1 - waiting;
+  make_ranks(/*proof_wait=*/10s, {waiting});
+  relay_into_[waiting]->hold_to_target_after(transport::kHelloBytes);
+  std::vector<TestMessage> into_waiting = receive_in_order(rank(other), waiting, kTag, kCount);
+  ASSERT_TRUE(becomes_true([&] { return rank(waiting).tcp().awaits_proof_from(other); }, 5s));
+  std::vector<TestMessage> from_waiting = send_in_order(rank(waiting), other, kTag, kCount);
+  EXPECT_TRUE(rank(waiting).tcp().holds_dial_to(other));
+  relay_into_[waiting]->release();
+  EXPECT_TRUE(becomes_true([&] { return !rank(waiting).tcp().holds_dial_to(other); }, 5s));
+  expect_received_in_order(rank(other), into_waiting, kTag);
+  expect_sent(rank(waiting), from_waiting);
+  EXPECT_FALSE(rank(waiting).tcp().sends_on_own_dial(other)) << "it dialled";
+  EXPECT_TRUE(rank(other).tcp().sends_on_own_dial(waiting));
+  TestMessage back = post_pattern_send(rank(other), waiting, kContext, 9, 6);
+  TestMessage back_in = post_guarded_receive(rank(waiting), other, kContext, 9, 6);
+  ASSERT_TRUE(testing::completes_polled(rank(waiting), back_in.request, 10s));
+  EXPECT_TRUE(holds_pattern(back_in, 9, 6));
+  expect_sent(rank(other), {back});
+}
+
+INSTANTIATE_TEST_SUITE_P(EitherRank, TcpProofWaitBeforeDialling, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 0 ? "LowerRankWaits" : "HigherRankWaits";
+                         });
+
+// Both ranks dial before either sees the other's hello. Rank 1's dial becomes ready while rank
+// 0's connection awaits its proof at rank 1: rank 1 writes nothing on it, and hands over when the
+// proof comes, its queued messages first.
+TEST_F(TcpProofWait, AHigherRanksDialReadyBeforeTheLowerRanksProofHandsOverWhenTheProofComes) {
+  make_ranks(/*proof_wait=*/10s, {0, 1});
+  relay_into_[0]->hold_to_target_after(0);                       // rank 1's hello
+  relay_into_[1]->hold_to_target_after(transport::kHelloBytes);  // rank 0's proof
+  std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
+  std::vector<TestMessage> into0 = receive_in_order(rank(0), 1, kTag, kCount);
+  ASSERT_TRUE(becomes_true([&] { return rank(1).tcp().awaits_proof_from(0); }, 5s));
+  relay_into_[0]->release();
+  ASSERT_TRUE(becomes_true([&] { return rank(1).tcp().holds_dial_to(0); }, 5s))
+      << "rank 1's ready dial was not held for rank 0's proof";
+  relay_into_[1]->release();
+  EXPECT_TRUE(becomes_true([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s));
+  std::vector<TestMessage> more_into0 = receive_in_order(rank(0), 1, kTag + 1, kCount);
+  std::vector<TestMessage> more_from1 = send_in_order(rank(1), 0, kTag + 1, kCount);
+  expect_received_in_order(rank(0), into0, kTag);
+  expect_received_in_order(rank(0), more_into0, kTag + 1);
+  expect_sent(rank(1), from1);
+  expect_sent(rank(1), more_from1);
+  EXPECT_FALSE(rank(1).tcp().sends_on_own_dial(0)) << "the pair uses two connections";
+  EXPECT_TRUE(rank(0).tcp().sends_on_own_dial(1));
+}
+
+TEST(ProofWait, IsTwiceTheRoundTripPlusAFloorUnlessSetAndNeverPastTheHandshakeTimeout) {
+  using transport::kProofWaitFloor;
+  using transport::proof_wait;
+  EXPECT_EQ(proof_wait(0ms, 300us, 10s), 600us + kProofWaitFloor);
+  EXPECT_EQ(proof_wait(0ms, 0us, 10s), kProofWaitFloor);
+  EXPECT_EQ(proof_wait(0ms, 8s, 10s), 10s);
+  EXPECT_EQ(proof_wait(250ms, 300us, 10s), 250ms);
+  EXPECT_EQ(proof_wait(20s, 300us, 10s), 10s);
+}
+
+// A hello proves nothing: a stranger that claims rank 0 and never proves it delays rank 1's dial
+// for the wait, no longer; then rank 1 dials and sends on its own connection.
+TEST_F(TcpProofWait, AStrangersHelloDelaysTheDialOnlyForTheWait) {
+  make_ranks(/*proof_wait=*/1s);
+  util::Fd stranger = stranger_claiming_rank0();
+  auto started = std::chrono::steady_clock::now();
+  std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
+  EXPECT_TRUE(rank(1).tcp().holds_dial_to(0));
+  ASSERT_TRUE(becomes_true([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 1s) << "the wait ended early";
+  // Sent once rank 1's dial is in; rank 0's receives come only then (a receive dials).
+  expect_sent(rank(1), from1);
+  EXPECT_TRUE(rank(1).tcp().sends_on_own_dial(0));
+  std::vector<TestMessage> into0 = receive_in_order(rank(0), 1, kTag, kCount);
+  expect_received_in_order(rank(0), into0, kTag);
+}
+
+// A stranger's proof that fails ends the wait at once, not when it runs out.
+TEST_F(TcpProofWait, AFailedProofEndsTheWait) {
+  make_ranks(/*proof_wait=*/10s);
+  util::Fd stranger = stranger_claiming_rank0();
+  std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
+  EXPECT_TRUE(rank(1).tcp().holds_dial_to(0));
+  testing::send_bytes(stranger.get(), transport::encode_proof({}));  // a digest of zeros
+  ASSERT_TRUE(becomes_true([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s))
+      << "the wait did not end with the failed proof";
+  expect_sent(rank(1), from1);
+  EXPECT_TRUE(rank(1).tcp().sends_on_own_dial(0));
+  std::vector<TestMessage> into0 = receive_in_order(rank(0), 1, kTag, kCount);
+  expect_received_in_order(rank(0), into0, kTag);
 }
 
 // Without a hanging dial, both ranks dial at once and race; whichever way each race goes, every

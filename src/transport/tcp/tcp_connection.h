@@ -49,6 +49,7 @@ struct OutboundFrame {
 // The handshake's states (handshake.h): an accepting connection waits for the hello, then for
 // the proof; a connecting one for the challenge, then for the ack.
 enum class ConnectionState {
+  kDeferred,  // our dial, not started: the peer's own connection to us awaits its proof
   kConnecting,
   kAwaitHello,
   kAwaitChallenge,
@@ -101,6 +102,10 @@ class TcpConnection {
   std::atomic<ConnectionState> state{ConnectionState::kConnecting};  // read by any thread
   int connect_errno = 0;          // a connect() that failed at once
   HandshakeTranscript handshake;  // nonces and ranks, as far as the handshake has come
+  // An incoming connection between hello and proof: the rank its hello claims, and when its
+  // proof is due (proof_wait.h); set before its state says so, read by any thread.
+  std::atomic<int> claimed_rank{-1};
+  std::atomic<std::chrono::steady_clock::time_point> proof_due{};
   bool goodbye_received = false;
 
   // --- outbound (send_mutex) -----------------------------------------------------------------
@@ -115,6 +120,10 @@ class TcpConnection {
   // connection to us, which both sides then send on (TcpPath::hand_over_locked): messages
   // posted to it go there.
   TcpConnection* handed_over_to WEFT_GUARDED_BY(send_mutex) = nullptr;
+  // Our dial to a peer whose own connection to us awaits its proof (proof_wait.h): not started
+  // (kDeferred), or ready but writing nothing (`ready` false), until that proof comes (the dial
+  // hands over), fails, or is overdue.
+  bool held WEFT_GUARDED_BY(send_mutex) = false;
 
   // --- what the event loop watches, once ready (watch_mutex) ---------------------------------
   util::Mutex watch_mutex;

@@ -15,6 +15,7 @@
 
 #include "transport/tcp/congestion_control.h"
 #include "transport/tcp/handshake.h"
+#include "transport/tcp/proof_wait.h"
 #include "transport/tcp/streams.h"
 #include "util/futex.h"
 #include "util/hmac.h"
@@ -512,33 +513,58 @@ TcpConnection* TcpPath::sender_for_locked(int peer) {
       break;
     }
   }
-  if (!chosen) chosen = connect_locked(peer);
+  if (!chosen) {
+    chosen =
+        connect_locked(peer,
+                       /*deferred=*/peer_proving_locked(peer, std::chrono::steady_clock::now()));
+  }
   state.sender.store(chosen, std::memory_order_release);
   return chosen;
 }
 
-TcpConnection* TcpPath::connect_locked(int peer) {
+TcpConnection* TcpPath::connect_locked(int peer, bool deferred) {
   Peer& state = *peers_[peer];
-  if (!state.known.load(std::memory_order_relaxed)) {
+  if (!state.known.load(std::memory_order_relaxed) || state.candidates.empty()) {
     throw Error(ErrorCode::kInternal, "no address known for rank " + std::to_string(peer));
   }
+  // Named by the first address it will try (start_dial_locked begins the tour there).
+  auto connection = std::make_unique<TcpConnection>(util::Fd(), /*outgoing=*/true, peer,
+                                                    state.candidates.front().to_string());
+  TcpConnection* raw = connection.get();
+  if (!deferred) {
+    start_dial_locked(raw);
+    adopt_locked(std::move(connection));
+    return raw;
+  }
+  raw->state = ConnectionState::kDeferred;
+  {
+    util::MutexLock send_lock(raw->send_mutex);
+    raw->held = true;
+  }
+  adopt_locked(std::move(connection));
+  held_dials_.fetch_add(1);
+  tick_loop_fast();  // it counts the wait
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) + " waits for rank " + std::to_string(peer) +
+           "'s connection to it to prove itself before dialling it";
+  });
+  return raw;
+}
+
+void TcpPath::start_dial_locked(TcpConnection* connection) {
+  Peer& state = *peers_[connection->peer];
   state.dial.emplace(state.candidates, options_.handshake_timeout,
                      std::chrono::steady_clock::now());
-  const util::SocketAddress& address = state.dial->current();
   int connect_errno = 0;
-  util::Fd fd = start_connect(address, &connect_errno);
-  auto connection =
-      std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/true, peer, address.to_string());
-  connection->state = ConnectionState::kConnecting;
+  connection->fd = start_connect(state.dial->current(), &connect_errno);
   connection->connect_errno = connect_errno;
-  TcpConnection* raw = connection.get();
-  adopt_locked(std::move(connection));
+  connection->accepted_at = std::chrono::steady_clock::now();
+  connection->state = ConnectionState::kConnecting;
   util::log_debug(util::Subsys::kTransport, [&] {
-    return "rank " + std::to_string(options_.rank) + " connecting to rank " + std::to_string(peer) +
-           " at " + raw->address;
+    return "rank " + std::to_string(options_.rank) + " connecting to rank " +
+           std::to_string(connection->peer) + " at " + connection->address;
   });
-  set_epoll_events(raw, EPOLLOUT, /*add=*/true);
-  return raw;
+  set_epoll_events(connection, EPOLLOUT, /*add=*/true);
 }
 
 util::Fd TcpPath::start_connect(const util::SocketAddress& address, int* connect_errno) const {
@@ -841,12 +867,15 @@ void TcpPath::run_loop() {
       auto now = std::chrono::steady_clock::now();
       watch_every_lingering(now - std::chrono::milliseconds(kLingerMs));
       if (parked_count_.load() > 0) resume_parked_connections(now);
-      if (lingering_.load() == 0 && parked_count_.load() == 0) {
+      if (held_dials_.load() > 0) release_due_holds(now);
+      if (lingering_.load() == 0 && parked_count_.load() == 0 && held_dials_.load() == 0) {
         loop_ticks_fast_.store(false);
-        // A wait that just ended, or a payload just parked, may have counted itself after the
-        // check and seen fast ticks (Dekker's pattern, both sides sequentially consistent):
-        // look once more.
-        if (lingering_.load() > 0 || parked_count_.load() > 0) loop_ticks_fast_.store(true);
+        // A wait that just ended, a payload just parked, or a dial just deferred may have counted
+        // itself after the check and seen fast ticks (Dekker's pattern, both sides sequentially
+        // consistent): look once more.
+        if (lingering_.load() > 0 || parked_count_.load() > 0 || held_dials_.load() > 0) {
+          loop_ticks_fast_.store(true);
+        }
       }
     }
     drop_stale_handshakes();
@@ -1003,6 +1032,11 @@ bool TcpPath::read_rest_of_large_payload(TcpConnection* connection, std::string*
 }
 
 void TcpPath::on_connected(TcpConnection* connection) {
+  if (handed_over(connection)) {
+    util::MutexLock in_lock(connection->in_mutex);
+    retire_handed_over(connection, "the peer's own connection came first");
+    return;
+  }
   int error = connection->connect_errno;
   if (error == 0) {
     socklen_t length = sizeof error;
@@ -1165,6 +1199,11 @@ bool TcpPath::on_hello(TcpConnection* connection, const uint8_t* bytes, std::siz
     refuse_incoming(connection, "could not send it our challenge");
     return false;
   }
+  connection->proof_due =
+      std::chrono::steady_clock::now() + proof_wait(options_.proof_wait,
+                                                    util::round_trip_time(connection->fd.get()),
+                                                    options_.handshake_timeout);
+  connection->claimed_rank = static_cast<int>(hello->rank);
   connection->state = ConnectionState::kAwaitProof;
   return true;
 }
@@ -1216,15 +1255,17 @@ void TcpPath::adopt_as_peers(TcpConnection* connection) {
     peer.in_streams[connection->stream].store(connection, std::memory_order_release);
   } else if (TcpConnection* ours = peer.sender.load(); !ours) {
     peer.sender.store(connection, std::memory_order_release);
-  } else if (connection->peer < options_.rank && ours->outgoing) {
+  } else if (ours->outgoing && (connection->peer < options_.rank || !sent_proof(*ours))) {
     hand_over_locked(peer, ours, connection);
   }
 }
 
-// Both ranks dialled at once. The lower rank always sends on its own dial (the connection just
-// adopted); so does the higher, unless its own has carried no message yet: then it sends on
-// this one too, and a round trip's acknowledgement rides on the reply instead of a segment of
-// its own.
+// Both ranks dialled at once. A dial that has not sent its proof yet gives way to the peer's
+// connection, and closes before it proves (the peer never takes it for ours). Otherwise the lower
+// rank sends on its own dial (the connection just adopted), and so does the higher unless its
+// own has carried no message yet: then it sends on this one too. Either way one connection
+// carries both directions, and a round trip's acknowledgement rides on the reply instead of a
+// segment of its own.
 void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs) {
   util::MutexLock our_lock(ours->send_mutex);
   if (ours->broken || ours->handed_over_to) return;
@@ -1245,6 +1286,15 @@ void TcpPath::hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* t
   }
   ours->handed_over_to = theirs;
   peer.sender.store(theirs, std::memory_order_release);
+  if (ours->held && ours->state == ConnectionState::kDeferred) {
+    // Never started: nothing to close, nothing to read.
+    ours->held = false;
+    held_dials_.fetch_sub(1);
+    ours->broken = true;
+    ours->state = ConnectionState::kClosed;
+  } else if (ours->held) {
+    release_held_locked(ours, "it handed over, and carries control frames");
+  }
   util::log_debug(util::Subsys::kTransport, [&] {
     return "rank " + std::to_string(options_.rank) + " sends to rank " +
            std::to_string(theirs->peer) + " on the connection it made (" + theirs->address + ")";
@@ -1267,6 +1317,18 @@ bool TcpPath::sends_on_own_dial(int peer) const {
   return sender && sender->outgoing;
 }
 
+bool TcpPath::awaits_proof_from(int peer) const {
+  util::MutexLock lock(mutex_);
+  return peer_proving_locked(peer, std::chrono::steady_clock::now());
+}
+
+bool TcpPath::holds_dial_to(int peer) const {
+  TcpConnection* sender = peers_[peer]->sender.load(std::memory_order_acquire);
+  if (!sender || !sender->outgoing) return false;
+  util::MutexLock lock(sender->send_mutex);
+  return sender->held;
+}
+
 bool TcpPath::handed_over(TcpConnection* connection) {
   if (!connection->outgoing || connection->stream > 0) return false;
   util::MutexLock lock(connection->send_mutex);
@@ -1284,6 +1346,11 @@ void TcpPath::retire_handed_over(TcpConnection* connection, const std::string& w
 // Connecting side, first answer: the accepting rank's nonce and proof. We prove ourselves only
 // to a rank that has proved itself.
 bool TcpPath::on_challenge(TcpConnection* connection, const uint8_t* bytes, std::size_t size) {
+  if (handed_over(connection)) {
+    // Closed before our proof: the peer never took this dial for ours, so it never sends on it.
+    retire_handed_over(connection, "the peer's own connection came first");
+    return false;
+  }
   std::optional<Challenge> challenge;
   try {
     challenge = parse_challenge(bytes, size);
@@ -1401,6 +1468,7 @@ void TcpPath::became_ready(TcpConnection* connection) {
   });
   // A peer we meet only now must still learn what we know: the deaths, and the contexts
   // aborted, go ahead of anything else on this connection.
+  bool hold = false;
   if (connection->stream == 0) {
     util::MutexLock lock(mutex_);
     for (std::atomic<TcpConnection*>& slot : peers_[connection->peer]->inbound) {
@@ -1408,6 +1476,7 @@ void TcpPath::became_ready(TcpConnection* connection) {
       slot.store(connection, std::memory_order_release);
       break;
     }
+    hold = should_hold_locked(connection);
   }
   std::vector<OutboundFrame> news;
   PathEvents::News known = events_.news_for_new_peer();
@@ -1424,8 +1493,75 @@ void TcpPath::became_ready(TcpConnection* connection) {
     connection->queue.push_front(std::move(*it));
   }
   choose_zerocopy_locked(connection);
+  if (hold) {
+    connection->held = true;
+    held_dials_.fetch_add(1);
+    loop_ticks_fast_.store(true);  // this is the loop: its next turn sees it
+    util::log_debug(util::Subsys::kTransport, [&] {
+      return "rank " + std::to_string(options_.rank) + " holds its connection to rank " +
+             std::to_string(connection->peer) + " (" + connection->address + "): rank " +
+             std::to_string(connection->peer) + "'s own connection to it awaits its proof";
+    });
+    return;
+  }
   connection->ready = true;
   flush_locked(connection);
+}
+
+bool TcpPath::should_hold_locked(const TcpConnection* connection) const {
+  // Only the higher rank hands its dial over once it is ready (hand_over_locked).
+  if (!connection->outgoing || connection->stream != 0 || connection->peer >= options_.rank) {
+    return false;
+  }
+  if (peers_[connection->peer]->sender.load(std::memory_order_acquire) != connection) return false;
+  return peer_proving_locked(connection->peer, std::chrono::steady_clock::now());
+}
+
+bool TcpPath::peer_proving_locked(int peer, std::chrono::steady_clock::time_point now) const {
+  for (const std::unique_ptr<TcpConnection>& other : connections_) {
+    // The state first: on_hello sets the stream before it, and any thread may be reading.
+    if (!other->outgoing && other->state == ConnectionState::kAwaitProof && other->stream == 0 &&
+        other->claimed_rank.load() == peer && other->proof_due.load() > now) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void TcpPath::release_held_locked(TcpConnection* connection, const char* why) {
+  connection->held = false;
+  held_dials_.fetch_sub(1);
+  util::log_debug(util::Subsys::kTransport, [&] {
+    return "rank " + std::to_string(options_.rank) +
+           " stops waiting to use its connection to rank " + std::to_string(connection->peer) +
+           " (" + connection->address + "): " + why;
+  });
+  if (connection->broken) return;  // the peer failed meanwhile
+  if (connection->state == ConnectionState::kDeferred) {
+    try {
+      start_dial_locked(connection);
+    } catch (const Error& e) {  // out of descriptors: the next turn tries again
+      connection->held = true;
+      held_dials_.fetch_add(1);
+      util::log_warn(util::Subsys::kTransport, [&] { return e.message(); });
+    }
+    return;
+  }
+  connection->ready = true;
+  flush_locked(connection);
+}
+
+void TcpPath::release_due_holds(std::chrono::steady_clock::time_point now) {
+  util::MutexLock lock(mutex_);
+  for (const std::unique_ptr<TcpConnection>& connection : connections_) {
+    if (!connection->outgoing || connection->stream != 0) continue;
+    util::MutexLock send_lock(connection->send_mutex);
+    if (connection->held && !peer_proving_locked(connection->peer, now)) {
+      release_held_locked(connection.get(),
+                          "its own connection to us failed its handshake or did not prove itself "
+                          "in time");
+    }
+  }
 }
 
 void TcpPath::choose_zerocopy_locked(TcpConnection* connection) {
@@ -1730,6 +1866,7 @@ void TcpPath::close_connection(TcpConnection* connection) {
     connection->ready = false;
     connection->broken = true;
     connection->fd.reset();
+    if (std::exchange(connection->held, false)) held_dials_.fetch_sub(1);
   }
   connection->release_inbound_buffers();
   if (is_stranger(*connection)) strangers_closed_.store(true, std::memory_order_relaxed);
@@ -2233,6 +2370,8 @@ void TcpPath::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   };
+  // A held dial carries what was posted to it, and its goodbye.
+  release_due_holds(std::chrono::steady_clock::time_point::max());
   drain(flush_deadline);
   // A connection still in its handshake would close without a goodbye, and its peer would take
   // us for dead: let the handshakes finish first.

@@ -92,6 +92,10 @@ struct TcpPathOptions {
   ZerocopyMode zerocopy = ZerocopyMode::kAuto;
   // Keep sending zero-copy where the kernel copies anyway (tests: loopback always copies).
   bool zerocopy_when_copied = false;
+  // How long our dial to a peer waits for the peer's own connection to us, between its hello
+  // and its proof, to prove itself (proof_wait.h); 0: from the round-trip time. Tests make it
+  // long.
+  std::chrono::milliseconds proof_wait{0};
 };
 
 class TcpPath final : public Path {
@@ -148,6 +152,11 @@ class TcpPath final : public Path {
   // Whether our messages to `peer` go on a connection we dialled (false: on the one it dialled,
   // or on none yet).
   bool sends_on_own_dial(int peer) const;
+  // Whether our dial to `peer` waits for the peer's own connection to prove itself
+  // (proof_wait.h): not started yet, or ready and idle.
+  bool holds_dial_to(int peer) const;
+  // Whether a connection claiming to be `peer` is between its hello and its proof.
+  bool awaits_proof_from(int peer) const;
   // The bytes of staging held by the connections `peer`'s messages may come on.
   std::size_t inbound_buffer_bytes(int peer) const;
 
@@ -202,7 +211,12 @@ class TcpPath final : public Path {
 
   // --- connections (mutex_ held) ---
   TcpConnection* sender_for_locked(int peer) WEFT_REQUIRES(mutex_);
-  TcpConnection* connect_locked(int peer) WEFT_REQUIRES(mutex_);
+  // Our dial to the peer: connecting now, or `deferred` while the peer's own connection to us
+  // proves itself (proof_wait.h).
+  TcpConnection* connect_locked(int peer, bool deferred = false) WEFT_REQUIRES(mutex_);
+  // Starts the connect of a dial made by connect_locked: before any other thread knows it, or,
+  // deferred, with its send_mutex held (nothing reads a dial that has no socket yet).
+  void start_dial_locked(TcpConnection* connection) WEFT_REQUIRES(mutex_);
   // A socket connecting to `address` (util::connect_started) with our congestion control.
   util::Fd start_connect(const util::SocketAddress& address, int* connect_errno) const;
   // --- the tour of a peer's addresses (event loop, the connection's in_mutex held) ---
@@ -335,8 +349,28 @@ class TcpPath final : public Path {
   // connection to us, unless ours carried a message already.
   void hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs)
       WEFT_REQUIRES(mutex_);
+  // Whether `connection`, our dial that just passed its handshake, should stay idle for the
+  // lower rank's own connection, now between its hello and its proof (proof_wait.h).
+  bool should_hold_locked(const TcpConnection* connection) const WEFT_REQUIRES(mutex_);
+  // Whether a connection claiming `peer` is between its hello and its proof, which is due after
+  // `now`.
+  bool peer_proving_locked(int peer, std::chrono::steady_clock::time_point now) const
+      WEFT_REQUIRES(mutex_);
+  // A held dial stops waiting (`why` for the log): a deferred one starts connecting, a ready one
+  // writes.
+  void release_held_locked(TcpConnection* connection, const char* why)
+      WEFT_REQUIRES(mutex_, connection->send_mutex);
+  // Releases the held dials whose peer's connection proved, failed, or is overdue; every one at
+  // time_point::max().
+  void release_due_holds(std::chrono::steady_clock::time_point now);
   // Whether `connection` is our dial that handed over (no failure of it fails the peer).
   static bool handed_over(TcpConnection* connection);
+  // Whether our dial sent its proof: the peer may have taken it for ours since.
+  static bool sent_proof(const TcpConnection& dial) {
+    ConnectionState state = dial.state;
+    return state != ConnectionState::kDeferred && state != ConnectionState::kConnecting &&
+           state != ConnectionState::kAwaitChallenge;
+  }
   // A dial that handed over failed (`why`): closed, quietly.
   void retire_handed_over(TcpConnection* connection, const std::string& why)
       WEFT_REQUIRES(connection->in_mutex);
@@ -419,6 +453,7 @@ class TcpPath final : public Path {
   std::atomic<int> lingering_{0};             // connections unwatched with nobody polling them
   std::atomic<int> parked_count_{0};          // connections holding a parked payload
   std::atomic<int> streams_announced_{0};     // streams whose awaited piece was announced
+  std::atomic<int> held_dials_{0};            // dials waiting for a lower rank's proof
   std::atomic<bool> loop_ticks_fast_{false};  // the loop wakes every kLingerMs
   std::atomic<bool> stop_{false};
   std::thread loop_;
