@@ -158,6 +158,20 @@ TEST(TcpDial, AnotherRankOfTheJobAtTheAddressIsPassedOver) {
   expect_delivered(exchange(*rank0, *rank2));
 }
 
+// A peer whose connection came before we needed it (we never dial it then) is named by its
+// address on the host that connection came from, not by the list of its candidates.
+TEST(TcpDial, APeerThatDialledUsIsNamedByItsAddressOnTheHostItCameFrom) {
+  auto rank0 = make_rank(0);
+  auto rank1 = make_rank(1);
+  util::SocketAddress elsewhere = util::resolve("::1", testing::free_port());
+  std::string listening = rank1->listen_address().to_string();
+  rank0->set_peer_candidates({{rank0->listen_address()}, {elsewhere, rank1->listen_address()}});
+  rank1->set_peer_addresses({rank0->listen_address(), rank1->listen_address()});
+  EXPECT_EQ(rank0->peer_address(1), elsewhere.to_string() + " or " + listening);
+  expect_delivered(exchange(*rank1, *rank0));
+  EXPECT_EQ(rank0->peer_address(1), listening);
+}
+
 TEST(TcpDial, WhenNoAddressWorksTheErrorNamesEachAndWhy) {
   auto rank0 = make_rank(0);
   util::SocketAddress first = nothing_listens();

@@ -158,6 +158,8 @@ std::string TcpPath::address_of_peer(int peer) const {
   const std::vector<util::SocketAddress>& candidates = peers_[peer]->candidates;
   int reached = peers_[peer]->reached.load(std::memory_order_acquire);
   if (reached >= 0) return candidates[reached].to_string();
+  int seen_at = peers_[peer]->seen_at.load(std::memory_order_acquire);
+  if (seen_at >= 0) return candidates[seen_at].to_string();
   std::string text;
   for (const util::SocketAddress& address : candidates) {
     text += (text.empty() ? "" : " or ") + address.to_string();
@@ -1253,10 +1255,30 @@ void TcpPath::adopt_as_peers(TcpConnection* connection) {
   peer.connections.push_back(connection);
   if (connection->stream > 0) {
     peer.in_streams[connection->stream].store(connection, std::memory_order_release);
-  } else if (TcpConnection* ours = peer.sender.load(); !ours) {
+    return;
+  }
+  note_seen_at_locked(peer, *connection);
+  if (TcpConnection* ours = peer.sender.load(); !ours) {
     peer.sender.store(connection, std::memory_order_release);
   } else if (ours->outgoing && (connection->peer < options_.rank || !sent_proof(*ours))) {
     hand_over_locked(peer, ours, connection);
+  }
+}
+
+void TcpPath::note_seen_at_locked(Peer& peer, const TcpConnection& connection) {
+  if (!peer.known.load(std::memory_order_acquire) || peer.seen_at.load() >= 0) return;
+  util::SocketAddress remote;
+  remote.length = sizeof remote.storage;
+  if (getpeername(connection.fd.get(), reinterpret_cast<sockaddr*>(&remote.storage),
+                  &remote.length) != 0) {
+    return;
+  }
+  const std::string host = remote.host();
+  for (std::size_t i = 0; i < peer.candidates.size(); ++i) {
+    if (peer.candidates[i].host() == host) {
+      peer.seen_at.store(static_cast<int>(i), std::memory_order_release);
+      return;
+    }
   }
 }
 

@@ -128,8 +128,8 @@ class TcpPath final : public Path {
   // Connects to the peer unless a connection is made already; false while its address cannot
   // be read.
   bool watch(int peer) override;
-  // The address a connection of ours reached the peer at; before one has, its candidates
-  // ("A or B").
+  // The address a connection of ours reached the peer at; else its address on the host its own
+  // connection to us came from; else its candidates ("A or B").
   std::string peer_address(int peer) const override;
   void post_send(const RequestPtr& request) override;
   bool cancel_send(Request& request, const std::shared_ptr<const Error>& reason) override;
@@ -189,6 +189,9 @@ class TcpPath final : public Path {
     // candidates of the one whose handshake succeeded (-1: none yet).
     std::optional<CandidateDial> dial;
     std::atomic<int> reached{-1};
+    // The index in candidates of the one on the host the peer's own connection to us came from
+    // (-1: none, or its addresses were not known when it came), set once under mutex_.
+    std::atomic<int> seen_at{-1};
     // --- several streams (streams.h) ---
     // How many connections our large messages to the peer go on, the first included; 0 until
     // decided (once, under mutex_, when the first large message is sent).
@@ -345,6 +348,8 @@ class TcpPath final : public Path {
   // An incoming connection whose proof is valid becomes its rank's (peers_[...].connections,
   // its sender or one of its streams).
   void adopt_as_peers(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
+  // Peer::seen_at from the peer's own connection to us.
+  void note_seen_at_locked(Peer& peer, const TcpConnection& connection) WEFT_REQUIRES(mutex_);
   // Our dial `ours` gives its queue and its role as sender to `theirs`, the lower rank's
   // connection to us, unless ours carried a message already.
   void hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs)
