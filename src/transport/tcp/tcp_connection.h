@@ -116,9 +116,8 @@ class TcpConnection {
   // A message (not a control frame) was posted to it: once ready, the connection must stay its
   // rank's sender, so that messages keep their order.
   bool carried_data WEFT_GUARDED_BY(send_mutex) = false;
-  // Our dial to a lower rank gave its queue, before it carried a message, to that rank's own
-  // connection to us, which both sides then send on (TcpPath::hand_over_locked): messages
-  // posted to it go there.
+  // Our dial gave its queue, before it carried a message, to the peer's own connection to us,
+  // which both sides then send on (TcpPath::hand_over_locked): messages posted to it go there.
   TcpConnection* handed_over_to WEFT_GUARDED_BY(send_mutex) = nullptr;
   // Our dial to a peer whose own connection to us awaits its proof (proof_wait.h): not started
   // (kDeferred), or ready but writing nothing (`ready` false), until that proof comes (the dial

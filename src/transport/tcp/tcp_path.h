@@ -350,8 +350,8 @@ class TcpPath final : public Path {
   void adopt_as_peers(TcpConnection* connection) WEFT_REQUIRES(connection->in_mutex);
   // Peer::seen_at from the peer's own connection to us.
   void note_seen_at_locked(Peer& peer, const TcpConnection& connection) WEFT_REQUIRES(mutex_);
-  // Our dial `ours` gives its queue and its role as sender to `theirs`, the lower rank's
-  // connection to us, unless ours carried a message already.
+  // Our dial `ours` gives its queue and its role as sender to `theirs`, the peer's connection
+  // to us (adopt_as_peers says when), unless ours carried a message already.
   void hand_over_locked(Peer& peer, TcpConnection* ours, TcpConnection* theirs)
       WEFT_REQUIRES(mutex_);
   // Whether `connection`, our dial that just passed its handshake, should stay idle for the
@@ -458,7 +458,7 @@ class TcpPath final : public Path {
   std::atomic<int> lingering_{0};             // connections unwatched with nobody polling them
   std::atomic<int> parked_count_{0};          // connections holding a parked payload
   std::atomic<int> streams_announced_{0};     // streams whose awaited piece was announced
-  std::atomic<int> held_dials_{0};            // dials waiting for a lower rank's proof
+  std::atomic<int> held_dials_{0};            // dials waiting for a peer's proof
   std::atomic<bool> loop_ticks_fast_{false};  // the loop wakes every kLingerMs
   std::atomic<bool> stop_{false};
   std::thread loop_;
