@@ -347,11 +347,18 @@ util::SocketAddress TcpPath::stream_address_locked(
   // We send on the connection the peer made: its listener is at the published address on the
   // host that connection comes from.
   if (remote) {
-    for (const util::SocketAddress& candidate : state.candidates) {
-      if (candidate.host() == remote->host()) return candidate;
+    if (int index = candidate_on_host(state, remote->host()); index >= 0) {
+      return state.candidates[index];
     }
   }
   return state.candidates.front();
+}
+
+int TcpPath::candidate_on_host(const Peer& peer, const std::string& host) {
+  for (std::size_t i = 0; i < peer.candidates.size(); ++i) {
+    if (peer.candidates[i].host() == host) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 void TcpPath::post_striped(TcpConnection* first, int peer, const RequestPtr& request,
@@ -1273,12 +1280,8 @@ void TcpPath::note_seen_at_locked(Peer& peer, const TcpConnection& connection) {
                   &remote.length) != 0) {
     return;
   }
-  const std::string host = remote.host();
-  for (std::size_t i = 0; i < peer.candidates.size(); ++i) {
-    if (peer.candidates[i].host() == host) {
-      peer.seen_at.store(static_cast<int>(i), std::memory_order_release);
-      return;
-    }
+  if (int index = candidate_on_host(peer, remote.host()); index >= 0) {
+    peer.seen_at.store(index, std::memory_order_release);
   }
 }
 

@@ -249,6 +249,8 @@ class TcpPath final : public Path {
   // decides how many it wants, and opens them, the first time.
   uint32_t streams_ready(int peer, TcpConnection* sender);
   void open_streams_locked(int peer, TcpConnection* sender) WEFT_REQUIRES(mutex_);
+  // The index of the peer's first candidate on `host`; -1 when none is (candidates set).
+  static int candidate_on_host(const Peer& peer, const std::string& host);
   // Where our extra connections to `peer` go: the address we reached it at, else the candidate
   // on the host its own connection to us comes from (`remote`), else its first.
   util::SocketAddress stream_address_locked(int peer,
