@@ -44,10 +44,12 @@ std::unique_ptr<TcpRank> make_rank(int rank, uint32_t streams) {
   return std::make_unique<TcpRank>(rank, options, nullptr);
 }
 
-Pair make_pair(uint32_t streams = kStreams) {
+Pair make_streams_pair(uint32_t streams = kStreams,
+                       std::chrono::milliseconds park_limit = TcpPathOptions{}.park_limit) {
   TcpPathOptions options;
   options.job_token = "streams-test-token";
   options.streams = streams;
+  options.park_limit = park_limit;
   return testing::make_tcp_pair(options);
 }
 
@@ -81,7 +83,7 @@ void open_streams(Pair& pair, uint32_t expected = kStreams) {
 }
 
 TEST(TcpStreams, ALargeMessageGoesOnEveryStreamAndArrivesWhole) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   uint64_t tag = 1;
   for (std::size_t bytes : {2 * kSmallestStripe, std::size_t{1'048'579}, std::size_t{8'392'705},
@@ -103,7 +105,7 @@ TEST(TcpStreams, ALargeMessageGoesOnEveryStreamAndArrivesWhole) {
 // catches a receiver that takes its streams late only now and then.
 TEST(TcpStreams, AMessageStripedTheMomentItsStreamsAreReadyFindsThem) {
   for (int pair_number = 0; pair_number < 10; ++pair_number) {
-    Pair pair = make_pair();
+    Pair pair = make_streams_pair();
     uint64_t tag = 1;
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (pair.sender->tcp().streams_to(0) < kStreams &&
@@ -122,7 +124,7 @@ TEST(TcpStreams, AMessageStripedTheMomentItsStreamsAreReadyFindsThem) {
 }
 
 TEST(TcpStreams, OneConnectionWhenOneIsAsked) {
-  Pair pair = make_pair(1);
+  Pair pair = make_streams_pair(1);
   Message got = receive(*pair.receiver, 1, 1, 8u << 20);
   Message sent = send(*pair.sender, 0, 1, 8u << 20);
   ASSERT_TRUE(finishes_within(got.request, 30s));
@@ -133,7 +135,7 @@ TEST(TcpStreams, OneConnectionWhenOneIsAsked) {
 // 1 MiB waits in a buffer of the receiver's; 16 MiB waits in the sockets (parked) with its
 // pieces behind it on every stream.
 TEST(TcpStreams, AMessageThatComesBeforeItsReceiveArrivesWhole) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   uint64_t tag = 1;
   for (std::size_t bytes : {std::size_t{1} << 20, std::size_t{16} << 20}) {
@@ -180,7 +182,7 @@ TEST(TcpStreams, ARankThatWasConnectedToLearnsWhereToOpenItsStreams) {
 // Small and striped messages back to back on one tag: matched in the order sent, each whole,
 // whichever comes first, the receive or the message.
 TEST(TcpStreams, MixedSizesKeepTheirOrder) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   const std::vector<std::size_t> sizes = {8,       600'000, 3u << 20, 0,   2u << 20, 100,
                                           524'288, 65'536,  5u << 20, 777, 1u << 20, 4u << 20};
@@ -205,7 +207,7 @@ TEST(TcpStreams, MixedSizesKeepTheirOrder) {
 // Two threads send striped messages to the same peer at once: every stream must carry its
 // pieces in the order of their headers.
 TEST(TcpStreams, TwoThreadsSendingAtOnce) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   constexpr int kEach = 12;
   std::vector<Message> received;
@@ -236,7 +238,7 @@ TEST(TcpStreams, TwoThreadsSendingAtOnce) {
 }
 
 TEST(TcpStreams, BothWaysAtOnce) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   constexpr std::size_t kBytes = 12u << 20;
   Message to_sender = receive(*pair.sender, 0, 3, kBytes);
@@ -256,7 +258,7 @@ TEST(TcpStreams, BothWaysAtOnce) {
 // A receive too small for the message fails naming both sizes; none of the message's pieces is
 // written anywhere, and the next message arrives whole.
 TEST(TcpStreams, AReceiveThatDoesNotFitFailsAndTheStreamsStayInStep) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   Message small = receive(*pair.receiver, 1, 1, 1u << 20);
   Message next = receive(*pair.receiver, 1, 2, 3u << 20);
@@ -274,7 +276,7 @@ TEST(TcpStreams, AReceiveThatDoesNotFitFailsAndTheStreamsStayInStep) {
 // cancel returns, and the next message still arrives whole. The cancel comes sooner each try
 // until one lands mid-message.
 TEST(TcpStreams, AReceiveCancelledMidMessageIsNeverWrittenAfter) {
-  Pair pair = make_pair();
+  Pair pair = make_streams_pair();
   open_streams(pair);
   constexpr std::size_t kBytes = 32u << 20;
   bool cancelled_once = false;
@@ -319,7 +321,10 @@ TEST(TcpStreams, AReceiveCancelledMidMessageIsNeverWrittenAfter) {
 // message as it was when cancelled (the rest goes from the sender's own copy), the streams in
 // step for the next one.
 TEST(TcpStreams, ASendCancelledMidMessageStillDeliversItWhole) {
-  Pair pair = make_pair();
+  // The receiver keeps the unexpected message parked in its socket for the whole test: with the
+  // default limit it would read all of it into a buffer of its own after 2 ms, and a test thread
+  // descheduled that long would find the send complete before it cancels.
+  Pair pair = make_streams_pair(kStreams, 60s);
   open_streams(pair);
   constexpr std::size_t kBytes = 64u << 20;
   Message sent = send(*pair.sender, 0, 1, kBytes);
