@@ -63,6 +63,8 @@ enum class ConnectionState {
 // AArch64 give user space 47 or 48 bits), so no real message is longer. A longer announcement
 // is a corrupt or hostile stream, refused before anything is allocated for it.
 inline constexpr uint64_t kMaxDataPayload = uint64_t{1} << 47;
+// Control frames carry a short text (why a rank died or aborted); a longer one is cut to this.
+inline constexpr uint64_t kMaxControlPayload = 64 * 1024;
 
 inline bool in_handshake(ConnectionState state) {
   return state == ConnectionState::kAwaitHello || state == ConnectionState::kAwaitChallenge ||

@@ -8,11 +8,14 @@
 //   store), so that a rank learns about the peers it talks to, not the whole job. A peer may have
 //   published several addresses: they are tried in the order given, each with a bounded connect
 //   (candidate_dial.h), and the first whose handshake succeeds is the peer's address from then on
-//   (logged at INFO). If both sides connect at once, both connections live. The lower rank
-//   sends on its own; the higher rank too once its own carried a message (the order of messages
-//   per (sender, context, tag) holds only on one connection), but until then it hands its queue
-//   over to the lower rank's and sends there from then on: one connection both ways, so an
-//   acknowledgement rides on each reply (hand_over_locked).
+//   (logged at INFO). When both ranks dial at once, the pair still ends up on one connection
+//   both ways, so an acknowledgement rides on each reply: a rank whose peer's connection is
+//   between hello and proof waits for the proof instead of dialling (kDeferred); a dial that
+//   has not sent its proof gives way to the peer's proved connection (hand_over_locked); a
+//   higher rank's ready dial writes nothing while the lower rank's proof is coming
+//   (should_hold_locked). Each wait is bounded (proof_wait.h). Two connections live on only
+//   when both had carried messages: the order of messages per (sender, context, tag) holds
+//   only on one connection, so each rank keeps sending on its own.
 // - A challenge-response handshake in both directions (handshake.h) proves that both ends know
 //   the job token, which never crosses the wire; a stranger is refused, logged and dropped.
 // - One event-loop thread (epoll) reads every socket and finishes large writes. A send whose
@@ -44,6 +47,9 @@
 // - Zero-copy (zerocopy.h): where the setting and the link say so, a connection sends payloads
 //   from kZerocopyMinBytes with MSG_ZEROCOPY; a send completes once the kernel's notice
 //   releases it, read by the waiter that polls or by the loop on EPOLLERR.
+// Code: tcp_path.cc (posting, connections, sending, the event loop, failures),
+// tcp_path_handshake.cc (the handshake, and which connection a pair keeps),
+// tcp_path_frames.cc (reading frames), tcp_path_streams.cc (several streams per peer).
 // Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
 // connection.watch_mutex, peer.poll_mutex -> connection.watch_mutex, peer.stripe_mutex ->
 // connection.send_mutex, and connection.in_mutex -> (another) connection.piece_mutex ->
