@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/eventually.h"
 #include "support/tcp_pair.h"
 #include "support/tcp_rank.h"
 #include "support/wire_tap.h"
@@ -238,17 +239,6 @@ TEST_F(TcpHandoverOfAnUnprovedDial, GivesWayToAConnectionThatCarriedMessages) {
   exchange_after_both_dialled(/*early=*/3);
 }
 
-// Polls `condition` every millisecond until it holds or `limit` passes.
-template <typename Condition>
-bool becomes_true(Condition condition, std::chrono::milliseconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
 // A rank that needs a peer whose own connection to it is between hello and proof waits for the
 // proof instead of dialling; a dial that becomes ready meanwhile waits too (proof_wait.h). Relays
 // in front of either rank hold handshake messages back, and strangers send hellos by hand.
@@ -282,7 +272,7 @@ class TcpProofWait : public ::testing::Test {
     testing::send_bytes(stranger.get(), transport::encode_hello({0, 2, util::fresh_nonce()}));
     EXPECT_EQ(testing::read_for(stranger.get(), transport::kChallengeBytes, 5s).size(),
               transport::kChallengeBytes);
-    EXPECT_TRUE(becomes_true([&] { return rank(1).tcp().awaits_proof_from(0); }, 5s));
+    EXPECT_TRUE(testing::eventually([&] { return rank(1).tcp().awaits_proof_from(0); }, 5s, 1ms));
     return stranger;
   }
 
@@ -309,11 +299,13 @@ TEST_P(TcpProofWaitBeforeDialling, ARankThatSawItsPeersHelloSendsOnThePeersConne
   make_ranks(/*proof_wait=*/10s, {waiting});
   relay_into_[waiting]->hold_to_target_after(transport::kHelloBytes);
   std::vector<TestMessage> into_waiting = receive_in_order(rank(other), waiting, kTag, kCount);
-  ASSERT_TRUE(becomes_true([&] { return rank(waiting).tcp().awaits_proof_from(other); }, 5s));
+  ASSERT_TRUE(
+      testing::eventually([&] { return rank(waiting).tcp().awaits_proof_from(other); }, 5s, 1ms));
   std::vector<TestMessage> from_waiting = send_in_order(rank(waiting), other, kTag, kCount);
   EXPECT_TRUE(rank(waiting).tcp().holds_dial_to(other));
   relay_into_[waiting]->release();
-  EXPECT_TRUE(becomes_true([&] { return !rank(waiting).tcp().holds_dial_to(other); }, 5s));
+  EXPECT_TRUE(
+      testing::eventually([&] { return !rank(waiting).tcp().holds_dial_to(other); }, 5s, 1ms));
   expect_received_in_order(rank(other), into_waiting, kTag);
   expect_sent(rank(waiting), from_waiting);
   EXPECT_FALSE(rank(waiting).tcp().sends_on_own_dial(other)) << "it dialled";
@@ -339,12 +331,12 @@ TEST_F(TcpProofWait, AHigherRanksDialReadyBeforeTheLowerRanksProofHandsOverWhenT
   relay_into_[1]->hold_to_target_after(transport::kHelloBytes);  // rank 0's proof
   std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
   std::vector<TestMessage> into0 = receive_in_order(rank(0), 1, kTag, kCount);
-  ASSERT_TRUE(becomes_true([&] { return rank(1).tcp().awaits_proof_from(0); }, 5s));
+  ASSERT_TRUE(testing::eventually([&] { return rank(1).tcp().awaits_proof_from(0); }, 5s, 1ms));
   relay_into_[0]->release();
-  ASSERT_TRUE(becomes_true([&] { return rank(1).tcp().holds_dial_to(0); }, 5s))
+  ASSERT_TRUE(testing::eventually([&] { return rank(1).tcp().holds_dial_to(0); }, 5s, 1ms))
       << "rank 1's ready dial was not held for rank 0's proof";
   relay_into_[1]->release();
-  EXPECT_TRUE(becomes_true([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s));
+  EXPECT_TRUE(testing::eventually([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s, 1ms));
   std::vector<TestMessage> more_into0 = receive_in_order(rank(0), 1, kTag + 1, kCount);
   std::vector<TestMessage> more_from1 = send_in_order(rank(1), 0, kTag + 1, kCount);
   expect_received_in_order(rank(0), into0, kTag);
@@ -373,7 +365,7 @@ TEST_F(TcpProofWait, AStrangersHelloDelaysTheDialOnlyForTheWait) {
   auto started = std::chrono::steady_clock::now();
   std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
   EXPECT_TRUE(rank(1).tcp().holds_dial_to(0));
-  ASSERT_TRUE(becomes_true([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s));
+  ASSERT_TRUE(testing::eventually([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s, 1ms));
   EXPECT_GE(std::chrono::steady_clock::now() - started, 1s) << "the wait ended early";
   // Sent once rank 1's dial is in; rank 0's receives come only then (a receive dials).
   expect_sent(rank(1), from1);
@@ -389,7 +381,7 @@ TEST_F(TcpProofWait, AFailedProofEndsTheWait) {
   std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
   EXPECT_TRUE(rank(1).tcp().holds_dial_to(0));
   testing::send_bytes(stranger.get(), transport::encode_proof({}));  // a digest of zeros
-  ASSERT_TRUE(becomes_true([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s))
+  ASSERT_TRUE(testing::eventually([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s, 1ms))
       << "the wait did not end with the failed proof";
   expect_sent(rank(1), from1);
   EXPECT_TRUE(rank(1).tcp().sends_on_own_dial(0));

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/eventually.h"
+
 namespace weft::testing {
 
 using namespace std::chrono_literals;
@@ -108,16 +110,5 @@ class Weftrun {
   Clock::time_point started_;
   Clock::duration elapsed_{};
 };
-
-// Waits until `predicate` holds or `limit` passes.
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!predicate()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
 
 }  // namespace weft::testing

@@ -38,6 +38,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using weft::testing::eventually;
 using weft::testing::free_port;
 using weft::testing::read_file;
 using weft::testing::TempDir;
@@ -57,17 +58,6 @@ int count_of(const std::string& text, const std::string& needle) {
   for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
     ++count;
   return count;
-}
-
-// Waits until `predicate` holds or `limit` passes.
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
-  while (!predicate()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
 }
 
 // A zombie counts as gone: this machine's init may take a while to reap orphans.
