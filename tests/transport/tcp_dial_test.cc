@@ -13,6 +13,7 @@
 #include "support/free_port.h"
 #include "support/tcp_rank.h"
 #include "transport/request.h"
+#include "transport/tcp/streams.h"
 #include "transport/tcp/tcp_path.h"
 #include "weft/error.h"
 #include "weft/log.h"
@@ -170,6 +171,55 @@ TEST(TcpDial, APeerThatDialledUsIsNamedByItsAddressOnTheHostItCameFrom) {
   EXPECT_EQ(rank0->peer_address(1), elsewhere.to_string() + " or " + listening);
   expect_delivered(exchange(*rank1, *rank0));
   EXPECT_EQ(rank0->peer_address(1), listening);
+}
+
+// A peer whose connection came before we needed it is never looked up (we send on its
+// connection): it is named by the host it came from.
+TEST(TcpDial, APeerNeverLookedUpIsNamedByTheHostItsConnectionCameFrom) {
+  auto rank0 = make_rank(0);
+  auto rank1 = make_rank(1);
+  int lookups = 0;
+  rank0->tcp().set_peer_lookup([&](int) {
+    ++lookups;
+    return std::vector<util::SocketAddress>{rank1->listen_address()};
+  });
+  rank1->set_peer_addresses({rank0->listen_address(), rank1->listen_address()});
+  EXPECT_EQ(rank0->peer_address(1), "");
+  expect_delivered(exchange(*rank1, *rank0));
+  EXPECT_EQ(lookups, 0);
+  EXPECT_EQ(rank0->peer_address(1), rank1->listen_address().host());
+}
+
+// Looked up after its connection came (here to open extra streams for a large message): named
+// by its candidate on the host that connection came from, not by every candidate.
+TEST(TcpDial, APeerLookedUpAfterItsConnectionCameIsNamedByItsAddressOnThatHost) {
+  transport::TcpPathOptions options;
+  options.rank = 0;
+  options.world_size = 2;
+  options.job_token = kToken;
+  options.listen_address = util::resolve("127.0.0.1", 0);
+  options.streams = 2;
+  auto rank0 = std::make_unique<testing::TcpRank>(0, options, nullptr);
+  auto rank1 = make_rank(1);
+  util::SocketAddress elsewhere = util::resolve("::1", testing::free_port());
+  rank0->tcp().set_peer_lookup([&](int) {
+    return std::vector<util::SocketAddress>{elsewhere, rank1->listen_address()};
+  });
+  rank1->set_peer_addresses({rank0->listen_address(), rank1->listen_address()});
+  expect_delivered(exchange(*rank1, *rank0));
+  std::vector<char> large(2 * transport::kSmallestStripe, 'x');
+  std::vector<char> got(large.size());
+  auto recv = std::make_shared<Request>(Request::Kind::kRecv, 0, kContext, kTag + 1, Signature{},
+                                        got.data(), got.size());
+  rank1->post_recv(recv);
+  auto send = std::make_shared<Request>(Request::Kind::kSend, 1, kContext, kTag + 1, Signature{},
+                                        large.data(), large.size());
+  rank0->post_send(send);
+  ASSERT_TRUE(finishes_within(send, 15s));
+  ASSERT_TRUE(finishes_within(recv, 15s));
+  ASSERT_FALSE(recv->failed()) << recv->error()->what();
+  EXPECT_EQ(got, large);
+  EXPECT_EQ(rank0->peer_address(1), rank1->listen_address().to_string());
 }
 
 TEST(TcpDial, WhenNoAddressWorksTheErrorNamesEachAndWhy) {

@@ -97,6 +97,9 @@ class TcpConnection {
   // only pieces of striped messages on (streams.h); set before the connection is a peer's.
   uint32_t stream = 0;
   std::string address;
+  // An accepted connection's: the host it came from (its address without the port, which is
+  // not where the peer listens). Set before the connection is known to any other thread.
+  std::string remote_host;
   // When it was accepted or began to connect: its handshake must end within the timeout.
   std::chrono::steady_clock::time_point accepted_at = std::chrono::steady_clock::now();
 

@@ -134,6 +134,11 @@ std::shared_ptr<const Error> TcpPath::learn_address_of(int peer) {
   if (!state.known.load(std::memory_order_relaxed)) {
     state.candidates = std::move(candidates);
     state.known.store(true, std::memory_order_release);
+    // Its own connection may have come first (we look a peer up only when we have none to
+    // send on; extra streams look it up later).
+    for (const TcpConnection* connection : state.connections) {
+      if (!connection->outgoing && connection->stream == 0) note_seen_at_locked(state, *connection);
+    }
   }
   return nullptr;
 }
@@ -152,7 +157,12 @@ std::string TcpPath::peer_address(int peer) const {
 // A peer's candidates are set once, before `known`, and `reached` is atomic: no lock needed.
 std::string TcpPath::address_of_peer(int peer) const {
   if (peer < 0 || peer >= static_cast<int>(peers_.size())) return "";
-  if (!peers_[peer]->known.load(std::memory_order_acquire)) return "";
+  if (!peers_[peer]->known.load(std::memory_order_acquire)) {
+    // Never looked up: a peer that dialled us first needs no address. Its host still says where
+    // it runs; the port of its connection would only mislead (it is not where it listens).
+    const TcpConnection* sender = peers_[peer]->sender.load(std::memory_order_acquire);
+    return sender && !sender->outgoing ? sender->remote_host : "";
+  }
   const std::vector<util::SocketAddress>& candidates = peers_[peer]->candidates;
   int reached = peers_[peer]->reached.load(std::memory_order_acquire);
   if (reached >= 0) return candidates[reached].to_string();
@@ -633,7 +643,7 @@ void TcpPath::accept_all(const Listener& listener) {
     accept_failing_ = false;
     util::Fd accepted(fd);
     try {
-      adopt_incoming(std::move(accepted), address.to_string());
+      adopt_incoming(std::move(accepted), address);
     } catch (const std::exception& e) {  // out of memory: this connection is dropped, not the loop
       util::log_warn(util::Subsys::kTransport, [&] {
         return "transport: could not take a connection from " + address.to_string() + ": " +
@@ -643,9 +653,11 @@ void TcpPath::accept_all(const Listener& listener) {
   }
 }
 
-void TcpPath::adopt_incoming(util::Fd fd, const std::string& address) {
+void TcpPath::adopt_incoming(util::Fd fd, const util::SocketAddress& address) {
   util::set_no_delay(fd.get());
-  auto connection = std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/false, -1, address);
+  auto connection =
+      std::make_unique<TcpConnection>(std::move(fd), /*outgoing=*/false, -1, address.to_string());
+  connection->remote_host = address.host();
   connection->state = ConnectionState::kAwaitHello;
   TcpConnection* raw = connection.get();
   {

@@ -135,7 +135,8 @@ class TcpPath final : public Path {
   // be read.
   bool watch(int peer) override;
   // The address a connection of ours reached the peer at; else its address on the host its own
-  // connection to us came from; else its candidates ("A or B").
+  // connection to us came from; else its candidates ("A or B"); for a peer never looked up,
+  // the host its connection to us came from.
   std::string peer_address(int peer) const override;
   void post_send(const RequestPtr& request) override;
   bool cancel_send(Request& request, const std::shared_ptr<const Error>& reason) override;
@@ -325,7 +326,7 @@ class TcpPath final : public Path {
   // --- event loop ---
   void run_loop();
   void accept_all(const Listener& listener);
-  void adopt_incoming(util::Fd fd, const std::string& address);
+  void adopt_incoming(util::Fd fd, const util::SocketAddress& address);
   // Out of descriptors (or memory): the listeners are unwatched for a while, not spun on.
   void pause_accepting(int error);
   void resume_accepting_when_due();

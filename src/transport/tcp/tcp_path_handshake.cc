@@ -143,13 +143,7 @@ void TcpPath::adopt_as_peers(TcpConnection* connection) {
 
 void TcpPath::note_seen_at_locked(Peer& peer, const TcpConnection& connection) {
   if (!peer.known.load(std::memory_order_acquire) || peer.seen_at.load() >= 0) return;
-  util::SocketAddress remote;
-  remote.length = sizeof remote.storage;
-  if (getpeername(connection.fd.get(), reinterpret_cast<sockaddr*>(&remote.storage),
-                  &remote.length) != 0) {
-    return;
-  }
-  if (int index = candidate_on_host(peer, remote.host()); index >= 0) {
+  if (int index = candidate_on_host(peer, connection.remote_host); index >= 0) {
     peer.seen_at.store(index, std::memory_order_release);
   }
 }
