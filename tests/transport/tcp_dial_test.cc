@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/eventually.h"
 #include "support/free_port.h"
 #include "support/tcp_rank.h"
 #include "transport/request.h"
@@ -185,7 +186,19 @@ TEST(TcpDial, APeerNeverLookedUpIsNamedByTheHostItsConnectionCameFrom) {
   });
   rank1->set_peer_addresses({rank0->listen_address(), rank1->listen_address()});
   EXPECT_EQ(rank0->peer_address(1), "");
-  expect_delivered(exchange(*rank1, *rank0));
+  Exchange ex;
+  ex.send = std::make_shared<Request>(Request::Kind::kSend, 0, kContext, kTag, Signature{},
+                                      ex.sent.data(), ex.sent.size());
+  rank1->post_send(ex.send);
+  ASSERT_TRUE(finishes_within(ex.send, 15s));
+  // Rank 0 acks the proof before it takes the connection as rank 1's: a receive posted in
+  // between would look rank 1 up and dial it. Taken, it is one rank 1's messages come on.
+  ASSERT_TRUE(testing::eventually([&] { return rank0->tcp().inbound_buffer_bytes(1) > 0; }, 15s,
+                                  std::chrono::milliseconds(1)));
+  ex.recv = std::make_shared<Request>(Request::Kind::kRecv, 1, kContext, kTag, Signature{},
+                                      ex.received.data(), ex.received.size());
+  rank0->post_recv(ex.recv);
+  expect_delivered(ex);
   EXPECT_EQ(lookups, 0);
   EXPECT_EQ(rank0->peer_address(1), rank1->listen_address().host());
 }
