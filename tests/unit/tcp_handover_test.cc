@@ -361,8 +361,9 @@ TEST(ProofWait, IsTwiceTheRoundTripPlusAFloorUnlessSetAndNeverPastTheHandshakeTi
 // for the wait, no longer; then rank 1 dials and sends on its own connection.
 TEST_F(TcpProofWait, AStrangersHelloDelaysTheDialOnlyForTheWait) {
   make_ranks(/*proof_wait=*/1s);
-  util::Fd stranger = stranger_claiming_rank0();
+  // Before the hello: rank 1's wait runs from when it read it.
   auto started = std::chrono::steady_clock::now();
+  util::Fd stranger = stranger_claiming_rank0();
   std::vector<TestMessage> from1 = send_in_order(rank(1), 0, kTag, kCount);
   EXPECT_TRUE(rank(1).tcp().holds_dial_to(0));
   ASSERT_TRUE(testing::eventually([&] { return !rank(1).tcp().holds_dial_to(0); }, 5s, 1ms));
