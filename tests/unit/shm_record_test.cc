@@ -322,12 +322,14 @@ constexpr uint64_t kContext = 1;
 struct Rank {
   std::unique_ptr<testing::TcpRank> transport;  // TCP, with shared memory added ahead of it
   ShmPath* shm = nullptr;
+  std::vector<std::optional<MailboxAddress>> mailboxes;  // every rank's, for set_local_peers
 };
 
 // `world` ranks of one process, each with TCP and shared memory, as bootstrap makes them.
 // `tcp_unreachable`: every rank is told that port 1 is every other's TCP address, so that any
-// use of TCP between them fails at once.
-std::vector<Rank> make_ranks(int world, bool tcp_unreachable = false) {
+// use of TCP between them fails at once. Rank `late` is left to map its peers' mailboxes
+// itself (set_local_peers), as a rank that starts slowly does after the others.
+std::vector<Rank> make_ranks(int world, bool tcp_unreachable = false, int late = -1) {
   std::vector<Rank> ranks(world);
   std::vector<util::SocketAddress> addresses;
   std::vector<std::optional<MailboxAddress>> mailboxes;
@@ -348,9 +350,10 @@ std::vector<Rank> make_ranks(int world, bool tcp_unreachable = false) {
   if (tcp_unreachable) {
     for (util::SocketAddress& address : addresses) address = util::resolve("127.0.0.1", 1);
   }
-  for (Rank& rank : ranks) {
-    rank.transport->set_peer_addresses(addresses);
-    rank.shm->set_local_peers(mailboxes);
+  for (int rank = 0; rank < world; ++rank) {
+    ranks[rank].transport->set_peer_addresses(addresses);
+    ranks[rank].mailboxes = mailboxes;
+    if (rank != late) ranks[rank].shm->set_local_peers(mailboxes);
   }
   return ranks;
 }
@@ -480,6 +483,41 @@ TEST(ShmLiveness, ADeathOneRankLearnsReachesItsSameHostPeersAsNews) {
   EXPECT_NE(error.message().find("rank 2 was struck by lightning (reported by rank 1)"),
             std::string::npos)
       << error.what();
+}
+
+// A fast rank sends to a slow one, hears of a death and leaves, all before the slow one maps
+// its mailbox: the slow one reads the message, the news and the goodbye from its own mailbox,
+// and must not take the peer for a stranger to dial over TCP (refused: no cause, no goodbye).
+TEST(ShmLiveness, APeerGoneBeforeWeMappedItsMailboxLeftForTheCauseItTold) {
+  std::vector<Rank> ranks = make_ranks(3, /*tcp_unreachable=*/true, /*late=*/2);
+  Message sent = post(*ranks[1].transport, Request::Kind::kSend, 2, 5, 64);
+  ASSERT_TRUE(finishes(sent.request, *ranks[1].transport));
+  ranks[1].transport->peer_lost(
+      0, std::make_shared<const Error>(ErrorCode::kPeerFailure, "rank 0 was struck by lightning"),
+      /*died=*/true);
+  ranks[1].transport.reset();  // says goodbye, and closes its mailbox
+  ranks[2].shm->set_local_peers(ranks[2].mailboxes);
+  EXPECT_TRUE(ranks[2].shm->reaches(1));  // not left to TCP
+  Transport& slow = *ranks[2].transport;
+  Message waiting = post(slow, Request::Kind::kRecv, 1, 6, 64);
+  ASSERT_TRUE(finishes(waiting.request, slow));
+  ASSERT_TRUE(waiting.request->failed());
+  const Error& error = *waiting.request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+  EXPECT_EQ(error.context().peer, 1) << error.what();
+  EXPECT_NE(error.message().find("rank 1 (pid "), std::string::npos) << error.what();
+  EXPECT_NE(error.message().find("has shut down"), std::string::npos) << error.what();
+  EXPECT_NE(std::string(error.what()).find("rank 0 was struck by lightning (reported by rank 1)"),
+            std::string::npos)
+      << error.what();
+  // What it sent before it left is still delivered.
+  Message received = post(slow, Request::Kind::kRecv, 1, 5, 64);
+  ASSERT_TRUE(finishes(received.request, slow));
+  EXPECT_FALSE(received.request->failed()) << received.request->error()->what();
+  // A send to it fails, rather than waiting on a ring nobody reads.
+  Message to_gone = post(slow, Request::Kind::kSend, 1, 7, 64);
+  ASSERT_TRUE(finishes(to_gone.request, slow));
+  EXPECT_TRUE(to_gone.request->failed());
 }
 
 TEST(ShmLiveness, AnAbortedContextReachesSameHostPeersAsNews) {

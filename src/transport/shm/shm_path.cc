@@ -49,7 +49,7 @@ ShmPath::ShmPath(const ShmPathOptions& options, PathEvents& events)
 ShmPath::~ShmPath() { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }
 
 void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes) {
-  std::string over_shm, refused, single_copy_refused;
+  std::string over_shm, refused, gone_already, single_copy_refused;
   for (int peer = 0; peer < options_.world_size; ++peer) {
     if (peer == options_.rank || !mailboxes[peer]) continue;
     const MailboxAddress& address = *mailboxes[peer];
@@ -59,6 +59,22 @@ void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& 
       out.mailbox =
           Mailbox::attach(address, options_.world_size, options_.ring_capacity, options_.job_token);
     } catch (const Error& e) {
+      if (gone(peer, address.pid)) {
+        // A fast peer can send to us, hear of a death and leave while we still start.
+        {
+          util::MutexLock lock(out.mutex);
+          out.failure =
+              peer_error(peer, ErrorCode::kPeerFailure,
+                         "rank " + std::to_string(peer) + " (pid " + std::to_string(address.pid) +
+                             ", this host) was gone before rank " + std::to_string(options_.rank) +
+                             " could map its shared memory (" + e.message() + ")");
+        }
+        processes_[peer] = ProcessWatch(address.pid);
+        watched_[peer].store(true, std::memory_order_relaxed);
+        out.gone_before_reached.store(true, std::memory_order_release);
+        gone_already += " " + std::to_string(peer);
+        continue;
+      }
       refused += " " + std::to_string(peer) + " (" + e.message() + ")";
       continue;
     }
@@ -101,6 +117,12 @@ void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& 
   if (!refused.empty()) {
     util::log_info(util::Subsys::kShm,
                    [&] { return me + " sends to same-host ranks" + refused + " over TCP"; });
+  }
+  if (!gone_already.empty()) {
+    util::log_info(util::Subsys::kShm, [&] {
+      return me + ": same-host ranks" + gone_already +
+             " were gone before it started; their departure is read from its own mailbox";
+    });
   }
   progress_thread_ = std::thread([this] { run_progress(); });
 }
@@ -374,10 +396,14 @@ bool ShmPath::handle_record(int peer, Inbound& in, const ShmRing::Record& record
         take_offer(peer, decoded.header, decoded.offer);
         return true;
       case kNewsRecord: {
-        util::MutexLock lock(news_mutex_);
-        news_.push_back(ReadNews{
+        ReadNews news{
             peer, decoded.header,
-            std::string(reinterpret_cast<const char*>(decoded.payload), decoded.payload_bytes)});
+            std::string(reinterpret_cast<const char*>(decoded.payload), decoded.payload_bytes)};
+        if (news.header.kind == FrameKind::kPeerFailed && !in.first_death_told) {
+          in.first_death_told = news;
+        }
+        util::MutexLock lock(news_mutex_);
+        news_.push_back(std::move(news));
         has_news_.store(true, std::memory_order_release);
         return true;
       }
@@ -506,21 +532,34 @@ void ShmPath::report_news() {
     has_news_.store(false, std::memory_order_relaxed);
   }
   for (const ReadNews& item : news) {
-    const std::string reported =
-        item.text + " (reported by rank " + std::to_string(item.from) + ")";
     if (item.header.kind == FrameKind::kContextAbort) {
       events_.context_aborted(item.header.context,
-                              std::make_shared<const Error>(ErrorCode::kAborted, reported));
+                              std::make_shared<const Error>(ErrorCode::kAborted, reported(item)));
       continue;
     }
-    const uint64_t failed = item.header.tag;
-    if (failed >= static_cast<uint64_t>(options_.world_size) ||
-        failed == static_cast<uint64_t>(options_.rank)) {
-      continue;
+    if (std::shared_ptr<const Error> death = death_told(item)) {
+      const int dead = death->context().peer;
+      events_.peer_lost(dead, std::move(death), /*died=*/true);
     }
-    const int rank = static_cast<int>(failed);
-    events_.peer_lost(rank, peer_error(rank, ErrorCode::kPeerFailure, reported), /*died=*/true);
   }
+}
+
+std::string ShmPath::reported(const ReadNews& news) {
+  return news.text + " (reported by rank " + std::to_string(news.from) + ")";
+}
+
+std::shared_ptr<const Error> ShmPath::death_told(const ReadNews& news) const {
+  const uint64_t failed = news.header.tag;
+  if (failed >= static_cast<uint64_t>(options_.world_size) ||
+      failed == static_cast<uint64_t>(options_.rank)) {
+    return nullptr;
+  }
+  return peer_error(static_cast<int>(failed), ErrorCode::kPeerFailure, reported(news));
+}
+
+bool ShmPath::gone(int peer, pid_t pid) const {
+  return inbound_[peer]->ring.control().sender_left.load(std::memory_order_acquire) ||
+         ProcessWatch(pid).exited();
 }
 
 void ShmPath::check_departures() {
@@ -548,6 +587,16 @@ void ShmPath::check_departures() {
 
 void ShmPath::report_departure(int peer, bool died) {
   departed_[peer] = 1;
+  // A rank usually shuts down early because another died: the death it told us of is the
+  // likeliest cause, else the first we saw. Not what the Router knows by now: the thread that
+  // read the peer's news may still be reporting it.
+  std::shared_ptr<const Error> cause;
+  if (!died) {
+    Inbound& in = *inbound_[peer];
+    util::MutexLock lock(in.mutex);
+    if (in.first_death_told) cause = death_told(*in.first_death_told);
+  }
+  if (!cause && !died) cause = events_.first_death();
   const std::string who = "rank " + std::to_string(peer) + " (pid " +
                           std::to_string(processes_[peer].pid()) + ", this host)";
   std::shared_ptr<const Error> error =
@@ -556,9 +605,7 @@ void ShmPath::report_departure(int peer, bool died) {
                        who + " exited without shutting down: the process died or was killed")
           : std::make_shared<const Error>(
                 ErrorCode::kPeerFailure, who + " has shut down; operations with it cannot complete",
-                ErrorContext{.peer = peer},
-                // A rank usually shuts down early because another died: keep that cause.
-                events_.first_death());
+                ErrorContext{.peer = peer}, std::move(cause));
   if (died) util::log_error(util::Subsys::kShm, [&] { return error->what(); });
   events_.peer_lost(peer, error, died);
 }

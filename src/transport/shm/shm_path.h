@@ -75,10 +75,14 @@ class ShmPath final : public Path {
   // how each kind of message will travel.
   void set_local_peers(const std::vector<std::optional<MailboxAddress>>& mailboxes);
   const char* name() const override { return "shm"; }
-  // Whether sends to `peer` go through shared memory.
+  // Whether sends to `peer` go through shared memory. So does a same-host peer that was gone
+  // before we could map its mailbox: what it wrote to us is in ours, its goodbye too, and only
+  // this path can tell whether it left or died (a TCP dial would just be refused).
   bool reaches(int peer) const override {
-    return peer >= 0 && peer < options_.world_size &&
-           outbound_[peer]->reachable.load(std::memory_order_acquire);
+    if (peer < 0 || peer >= options_.world_size) return false;
+    const Outbound& out = *outbound_[peer];
+    return out.reachable.load(std::memory_order_acquire) ||
+           out.gone_before_reached.load(std::memory_order_acquire);
   }
 
   bool notices_departures() const override { return true; }
@@ -137,6 +141,9 @@ class ShmPath final : public Path {
   struct Outbound {
     util::Mutex mutex;
     std::atomic<bool> reachable{false};
+    // Its process ended, or it said goodbye, before we mapped its mailbox: sends to it fail with
+    // `failure`, and its departure is reported at the progress thread's first turn.
+    std::atomic<bool> gone_before_reached{false};
     // The peer's. Not guarded: the receiving side wakes the peer and reads its offers here.
     Mailbox mailbox;
     ShmRing ring WEFT_GUARDED_BY(mutex);  // the peer's ring for us: we produce
@@ -156,6 +163,8 @@ class ShmPath final : public Path {
     std::size_t assembled_capacity WEFT_GUARDED_BY(mutex) = 0;
     std::size_t assembled_bytes WEFT_GUARDED_BY(mutex) = 0;
     bool in_chunks WEFT_GUARDED_BY(mutex) = false;
+    // The first death the peer told us of: why it will most likely leave.
+    std::optional<ReadNews> first_death_told WEFT_GUARDED_BY(mutex);
     // The peer wrote something broken (`broken_because`, set before `broken`): the ring is not
     // read again, and the peer is failed once (`reported`), with no lock of ours held. Not
     // guarded: written with `mutex` held, read after `broken` is seen set (release/acquire).
@@ -186,6 +195,12 @@ class ShmPath final : public Path {
   // --- news and departures (no lock of ours held) ---
   void announce(int skipped_peer, const FrameHeader& header, const std::string& text);
   void report_news() WEFT_EXCLUDES(news_mutex_);
+  static std::string reported(const ReadNews& news);
+  // The death a news record tells of, as the error its waiters fail with; null if it names no
+  // other rank of the job.
+  std::shared_ptr<const Error> death_told(const ReadNews& news) const;
+  // Whether a same-host peer whose mailbox we could not map has already gone.
+  bool gone(int peer, pid_t pid) const;
   // Reports each watched peer that said goodbye, or whose process ended, once.
   void check_departures();
   void report_departure(int peer, bool died);
