@@ -380,6 +380,18 @@ bool finishes(const RequestPtr& request, Transport& at) {
                        [&] { return at.poll(*request); });
 }
 
+// Waits for `request` at `at`, which must fail because rank `peer` shut down.
+void expect_failed_as_shut_down(const RequestPtr& request, Transport& at, int peer) {
+  ASSERT_TRUE(finishes(request, at));
+  ASSERT_TRUE(request->failed());
+  const Error& error = *request->error();
+  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
+  EXPECT_EQ(error.context().peer, peer) << error.what();
+  EXPECT_NE(error.message().find("rank " + std::to_string(peer) + " (pid "), std::string::npos)
+      << error.what();
+  EXPECT_NE(error.message().find("has shut down"), std::string::npos) << error.what();
+}
+
 // Writes a record of `kind` and `bytes` of 0x5a into rank `owner`'s ring for `sender`, as a
 // buggy `sender` would.
 void scribble(const MailboxAddress& owner, int sender, int world, uint32_t kind,
@@ -450,13 +462,7 @@ TEST(ShmLiveness, APeerThatShutsDownIsNoticedThroughSharedMemoryAlone) {
   // Were TCP asked to watch rank 1, its refused connection would fail the receive by now.
   EXPECT_FALSE(waiting.request->wait(std::chrono::steady_clock::now() + 300ms, 0));
   ranks[1].transport->shutdown(std::chrono::steady_clock::now() + 2s);
-  ASSERT_TRUE(finishes(waiting.request, rank0));
-  ASSERT_TRUE(waiting.request->failed());
-  const Error& error = *waiting.request->error();
-  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
-  EXPECT_EQ(error.context().peer, 1) << error.what();
-  EXPECT_NE(error.message().find("rank 1 (pid "), std::string::npos) << error.what();
-  EXPECT_NE(error.message().find("has shut down"), std::string::npos) << error.what();
+  expect_failed_as_shut_down(waiting.request, rank0, 1);
 }
 
 TEST(ShmLiveness, WhatAPeerSentBeforeItsGoodbyeIsStillDelivered) {
@@ -500,16 +506,10 @@ TEST(ShmLiveness, APeerGoneBeforeWeMappedItsMailboxLeftForTheCauseItTold) {
   EXPECT_TRUE(ranks[2].shm->reaches(1));  // not left to TCP
   Transport& slow = *ranks[2].transport;
   Message waiting = post(slow, Request::Kind::kRecv, 1, 6, 64);
-  ASSERT_TRUE(finishes(waiting.request, slow));
-  ASSERT_TRUE(waiting.request->failed());
-  const Error& error = *waiting.request->error();
-  EXPECT_EQ(error.code(), ErrorCode::kPeerFailure) << error.what();
-  EXPECT_EQ(error.context().peer, 1) << error.what();
-  EXPECT_NE(error.message().find("rank 1 (pid "), std::string::npos) << error.what();
-  EXPECT_NE(error.message().find("has shut down"), std::string::npos) << error.what();
-  EXPECT_NE(std::string(error.what()).find("rank 0 was struck by lightning (reported by rank 1)"),
-            std::string::npos)
-      << error.what();
+  expect_failed_as_shut_down(waiting.request, slow, 1);
+  const std::string what = waiting.request->error()->what();
+  EXPECT_NE(what.find("rank 0 was struck by lightning (reported by rank 1)"), std::string::npos)
+      << what;
   // What it sent before it left is still delivered.
   Message received = post(slow, Request::Kind::kRecv, 1, 5, 64);
   ASSERT_TRUE(finishes(received.request, slow));
