@@ -133,7 +133,8 @@ class TcpConnection {
   util::Mutex watch_mutex;
   // Frames wait for EPOLLOUT; written under send_mutex too.
   bool want_write WEFT_GUARDED_BY(watch_mutex) = false;
-  // False while a waiting thread reads it (EPOLLIN not watched).
+  // False while a waiting thread reads it (then out of the epoll set, unless it waits for
+  // EPOLLOUT).
   bool read_by_loop WEFT_GUARDED_BY(watch_mutex) = true;
   // A payload is parked in the socket (EPOLLIN not watched: its bytes would wake the loop on
   // every turn). Written under in_mutex too.
@@ -141,7 +142,8 @@ class TcpConnection {
   // A stream whose next piece was not announced yet: not watched at all (its bytes, and its
   // end, wait until the piece's header has come on the first connection).
   bool awaits_piece WEFT_GUARDED_BY(watch_mutex) = false;
-  uint32_t watched WEFT_GUARDED_BY(watch_mutex) = 0;  // the events last given to epoll
+  uint32_t watched WEFT_GUARDED_BY(watch_mutex) = 0;   // the events last given to epoll
+  bool in_epoll WEFT_GUARDED_BY(watch_mutex) = false;  // its fd is in the loop's epoll set
   // want_write as seen with send_mutex held, not watch_mutex: every write of it holds both.
   // Not analysed: the analysis knows one guard per member.
   bool want_write_for_sender() const WEFT_REQUIRES(send_mutex) WEFT_NO_THREAD_SAFETY_ANALYSIS {

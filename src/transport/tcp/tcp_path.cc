@@ -303,7 +303,7 @@ void TcpPath::start_dial_locked(TcpConnection* connection) {
     return "rank " + std::to_string(options_.rank) + " connecting to rank " +
            std::to_string(connection->peer) + " at " + connection->address;
   });
-  set_epoll_events(connection, EPOLLOUT, /*add=*/true);
+  set_epoll_events(connection, EPOLLOUT);
 }
 
 util::Fd TcpPath::start_connect(const util::SocketAddress& address, int* connect_errno) const {
@@ -342,7 +342,7 @@ bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& 
     // only its socket and handshake start over.
     util::MutexLock send_lock(connection->send_mutex);
     util::MutexLock watch_lock(connection->watch_mutex);
-    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
+    remove_from_epoll(connection);
     connection->fd = std::move(fd);
     connection->address = next.to_string();
     connection->connect_errno = connect_errno;
@@ -350,7 +350,7 @@ bool TcpPath::dial_next_candidate(TcpConnection* connection, const std::string& 
     connection->staged_begin = connection->staged_end = 0;
     connection->accepted_at = now;
     connection->state = ConnectionState::kConnecting;
-    set_epoll_events(connection, EPOLLOUT, /*add=*/true);
+    set_epoll_events(connection, EPOLLOUT);
   }
   return true;
 }
@@ -441,22 +441,40 @@ void TcpPath::adopt_locked(std::unique_ptr<TcpConnection> connection) {
   connections_.push_back(std::move(connection));
 }
 
-void TcpPath::set_epoll_events(TcpConnection* connection, uint32_t events, bool add) {
+void TcpPath::set_epoll_events(TcpConnection* connection, uint32_t events) {
   epoll_event event{};
   event.events = events;
   event.data.ptr = connection;
   connection->watched = events;
-  epoll_ctl(epoll_fd_.get(), add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, connection->fd.get(), &event);
+  const int operation = connection->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+  connection->in_epoll = true;
+  epoll_ctl(epoll_fd_.get(), operation, connection->fd.get(), &event);
+}
+
+void TcpPath::remove_from_epoll(TcpConnection* connection) {
+  if (!std::exchange(connection->in_epoll, false)) return;
+  connection->watched = 0;
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
 }
 
 void TcpPath::rewatch_locked(TcpConnection* connection) {
-  // EPOLLRDHUP stays watched: a peer's end is noticed even while a poller reads.
+  // A connection its waiter reads is out of the epoll set altogether. Registered, even for its
+  // end alone, it would have every segment the peer sends run epoll's callback under the
+  // socket's wait-queue lock, in the kernel's receive path; the waiter sees the end itself and
+  // hands the connection back (read_ready).
+  if (!connection->read_by_loop && !connection->want_write) {
+    remove_from_epoll(connection);
+    return;
+  }
   const bool read = connection->read_by_loop && !connection->holds_parked;
   // A stream awaiting a piece is not watched for its end either: its last bytes wait behind
   // that piece, and the end, level-triggered, would wake the loop on every turn.
-  uint32_t events = (connection->awaits_piece ? 0u : EPOLLRDHUP | (read ? EPOLLIN : 0u)) |
-                    (connection->want_write ? EPOLLOUT : 0u);
-  if (events != connection->watched) set_epoll_events(connection, events);
+  const bool end = connection->read_by_loop && !connection->awaits_piece;
+  uint32_t events =
+      (end ? EPOLLRDHUP | (read ? EPOLLIN : 0u) : 0u) | (connection->want_write ? EPOLLOUT : 0u);
+  if (!connection->in_epoll || events != connection->watched) {
+    set_epoll_events(connection, events);
+  }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -664,7 +682,7 @@ void TcpPath::adopt_incoming(util::Fd fd, const util::SocketAddress& address) {
     util::MutexLock lock(mutex_);
     adopt_locked(std::move(connection));
   }
-  set_epoll_events(raw, EPOLLIN | EPOLLRDHUP, /*add=*/true);
+  set_epoll_events(raw, EPOLLIN | EPOLLRDHUP);
 }
 
 void TcpPath::pause_accepting(int error) {
@@ -940,7 +958,7 @@ void TcpPath::close_connection(TcpConnection* connection) {
     // number may already belong to another socket).
     util::MutexLock watch_lock(connection->watch_mutex);
     connection->state = ConnectionState::kClosed;
-    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, connection->fd.get(), nullptr);
+    remove_from_epoll(connection);
     connection->ready = false;
     connection->broken = true;
     connection->fd.reset();
@@ -1388,15 +1406,25 @@ void TcpPath::tick_loop_fast() {
 }
 
 void TcpPath::read_ready(TcpConnection* connection) {
-  if (!connection->in_mutex.try_lock()) return;
-  util::MutexLock in_lock(connection->in_mutex, std::adopt_lock);
-  if (connection->state != ConnectionState::kReady) return;
-  std::string ignored;
-  try {
-    // A connection that ended is left to the event loop, which sees the same end of stream
-    // and is the only thread that handles a lost connection.
-    read_available(connection, &ignored);
-  } catch (const Error&) {
+  bool ended = false;
+  {
+    if (!connection->in_mutex.try_lock()) return;
+    util::MutexLock in_lock(connection->in_mutex, std::adopt_lock);
+    if (connection->state != ConnectionState::kReady) return;
+    std::string ignored;
+    try {
+      ended = !read_available(connection, &ignored);
+    } catch (const Error&) {
+      ended = true;
+    }
+  }
+  // A connection that ended is left to the event loop, the only thread that handles a lost
+  // connection: it sees the same end once the connection is back in its epoll set.
+  if (ended) {
+    util::MutexLock watch_lock(connection->watch_mutex);
+    if (connection->state == ConnectionState::kClosed || connection->read_by_loop) return;
+    connection->read_by_loop = true;
+    rewatch_locked(connection);
   }
 }
 

@@ -31,9 +31,11 @@
 //   every pending request that names it, and has the news told to every other connected peer
 //   (announce_death), as it does for a death a peer reports to us.
 // - While a thread polls a request with a peer, and for kLingerMs after (the next wait usually
-//   follows at once), the loop does not watch that peer's connections for input (only for
-//   their end): the poller reads them, and a wake-up of the loop per message would cost more
-//   than the message. A waiter about to sleep, or a receive from anyone, has them watched again.
+//   follows at once), the connection the poller reads is out of the loop's epoll set: a
+//   wake-up of the loop per message would cost more than the message, and a socket in an epoll
+//   set, even for its end alone, costs the kernel's receive path a callback per segment. The
+//   poller hands a connection that ended back to the loop. A waiter about to sleep, or a
+//   receive from anyone, has them watched again.
 // - Several streams (streams.h): when the first large message to a peer is sent, we open up to
 //   options.streams - 1 more connections to it (auto: from the link's speed), which carry only
 //   pieces of striped messages, one way. A message from 2 * kSmallestStripe up is split across
@@ -183,8 +185,9 @@ class TcpPath final : public Path {
     // The one of them its messages came on, once one has: a poller reads only that one (the
     // other carries control frames at most, which the loop reads), a system call less per turn.
     std::atomic<TcpConnection*> carrier{nullptr};
-    // Threads polling a request with this peer: they read the inbound connections, which the
-    // loop does not watch for input meanwhile, nor while they linger after the last poller left.
+    // Threads polling a request with this peer: they read the inbound connection its messages
+    // come on, which the loop does not watch meanwhile, nor while it lingers after the last
+    // poller left.
     util::Mutex poll_mutex;
     int pollers WEFT_GUARDED_BY(poll_mutex) = 0;
     bool lingering WEFT_GUARDED_BY(poll_mutex) = false;
@@ -244,10 +247,11 @@ class TcpPath final : public Path {
       WEFT_REQUIRES(mutex_);
   std::string address_of_peer(int peer) const;
   void adopt_locked(std::unique_ptr<TcpConnection> connection) WEFT_REQUIRES(mutex_);
-  // Not analysed: writes connection->watched, guarded by watch_mutex once the connection is
-  // ready (rewatch_locked); before, only the thread that made it or the event loop touches it.
-  void set_epoll_events(TcpConnection* connection, uint32_t events,
-                        bool add = false) WEFT_NO_THREAD_SAFETY_ANALYSIS;
+  // Not analysed: write connection->watched and in_epoll, guarded by watch_mutex once the
+  // connection is ready (rewatch_locked); before, only the thread that made it or the event loop
+  // touches them. The first call adds the fd to the epoll set, later ones change its events.
+  void set_epoll_events(TcpConnection* connection, uint32_t events) WEFT_NO_THREAD_SAFETY_ANALYSIS;
+  void remove_from_epoll(TcpConnection* connection) WEFT_NO_THREAD_SAFETY_ANALYSIS;
   // Gives epoll what a ready connection needs now (watch_mutex held).
   void rewatch_locked(TcpConnection* connection) WEFT_REQUIRES(connection->watch_mutex);
 

@@ -109,7 +109,7 @@ void TcpPath::open_streams_locked(int peer, TcpConnection* sender) {
     TcpConnection* raw = connection.get();
     adopt_locked(std::move(connection));
     state.out_streams[index].store(raw, std::memory_order_release);
-    set_epoll_events(raw, EPOLLOUT, /*add=*/true);
+    set_epoll_events(raw, EPOLLOUT);
   }
   util::log_info(util::Subsys::kTransport, [&] {
     return "rank " + std::to_string(options_.rank) + " sends large messages to rank " +
