@@ -15,20 +15,10 @@ namespace weft {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::holds_pattern;
-using testing::post_guarded_receive;
-using testing::post_pattern_send;
 using testing::TcpRank;
 using testing::TestMessage;
 
 constexpr uint64_t kContext = 4;
-
-transport::TcpPathOptions pair_options() {
-  transport::TcpPathOptions options;
-  options.job_token = "polled-wait-test";
-  options.handshake_timeout = 10s;
-  return options;
-}
 
 // Polls `request` at `rank` until it is done or `limit` passed, never giving the connection back
 // to the loop by stopping (as a waiter whose spin has not run out yet).
@@ -43,16 +33,18 @@ bool done_while_polling(TcpRank& rank, const transport::RequestPtr& request,
 }
 
 TEST(TcpPolledWait, APeerThatLeavesWhileItsWaiterPollsFailsTheWait) {
-  testing::TcpPair ranks = testing::make_tcp_pair(pair_options());
+  transport::TcpPathOptions options;
+  options.job_token = "polled-wait-test";
+  testing::TcpPair ranks = testing::make_tcp_pair(options);
   TcpRank& rank0 = *ranks.receiver;
   // A first message, so that the connection is up and rank 0's waits read it themselves.
-  TestMessage first = post_guarded_receive(rank0, 1, kContext, 1, 64);
-  TestMessage sent = post_pattern_send(*ranks.sender, 0, kContext, 1, 64);
+  TestMessage first = testing::post_guarded_receive(rank0, 1, kContext, 1, 64);
+  TestMessage sent = testing::post_pattern_send(*ranks.sender, 0, kContext, 1, 64);
   ASSERT_TRUE(done_while_polling(rank0, first.request, 10s));
-  EXPECT_TRUE(holds_pattern(first, 1, 64));
+  EXPECT_TRUE(testing::holds_pattern(first, 1, 64));
   ASSERT_TRUE(testing::finishes_within(sent.request, 10s));
 
-  TestMessage waiting = post_guarded_receive(rank0, 1, kContext, 2, 64);
+  TestMessage waiting = testing::post_guarded_receive(rank0, 1, kContext, 2, 64);
   std::thread leaver([&] {
     std::this_thread::sleep_for(100ms);
     ranks.sender.reset();  // says goodbye and closes its connection
