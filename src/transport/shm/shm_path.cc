@@ -61,17 +61,7 @@ void ShmPath::set_local_peers(const std::vector<std::optional<MailboxAddress>>& 
     } catch (const Error& e) {
       if (gone(peer, address.pid)) {
         // A fast peer can send to us, hear of a death and leave while we still start.
-        {
-          util::MutexLock lock(out.mutex);
-          out.failure =
-              peer_error(peer, ErrorCode::kPeerFailure,
-                         "rank " + std::to_string(peer) + " (pid " + std::to_string(address.pid) +
-                             ", this host) was gone before rank " + std::to_string(options_.rank) +
-                             " could map its shared memory (" + e.message() + ")");
-        }
-        processes_[peer] = ProcessWatch(address.pid);
-        watched_[peer].store(true, std::memory_order_relaxed);
-        out.gone_before_reached.store(true, std::memory_order_release);
+        keep_gone_peer(peer, address.pid, e.message());
         gone_already += " " + std::to_string(peer);
         continue;
       }
@@ -557,6 +547,21 @@ std::shared_ptr<const Error> ShmPath::death_told(const ReadNews& news) const {
   return peer_error(static_cast<int>(failed), ErrorCode::kPeerFailure, reported(news));
 }
 
+void ShmPath::keep_gone_peer(int peer, pid_t pid, const std::string& why_unmapped) {
+  Outbound& out = *outbound_[peer];
+  {
+    util::MutexLock lock(out.mutex);
+    out.failure =
+        peer_error(peer, ErrorCode::kPeerFailure,
+                   "rank " + std::to_string(peer) + " (pid " + std::to_string(pid) +
+                       ", this host) was gone before rank " + std::to_string(options_.rank) +
+                       " could map its shared memory (" + why_unmapped + ")");
+  }
+  processes_[peer] = ProcessWatch(pid);
+  watched_[peer].store(true, std::memory_order_relaxed);
+  out.gone_before_reached.store(true, std::memory_order_release);
+}
+
 bool ShmPath::gone(int peer, pid_t pid) const {
   return inbound_[peer]->ring.control().sender_left.load(std::memory_order_acquire) ||
          ProcessWatch(pid).exited();
@@ -587,16 +592,6 @@ void ShmPath::check_departures() {
 
 void ShmPath::report_departure(int peer, bool died) {
   departed_[peer] = 1;
-  // A rank usually shuts down early because another died: the death it told us of is the
-  // likeliest cause, else the first we saw. Not what the Router knows by now: the thread that
-  // read the peer's news may still be reporting it.
-  std::shared_ptr<const Error> cause;
-  if (!died) {
-    Inbound& in = *inbound_[peer];
-    util::MutexLock lock(in.mutex);
-    if (in.first_death_told) cause = death_told(*in.first_death_told);
-  }
-  if (!cause && !died) cause = events_.first_death();
   const std::string who = "rank " + std::to_string(peer) + " (pid " +
                           std::to_string(processes_[peer].pid()) + ", this host)";
   std::shared_ptr<const Error> error =
@@ -605,9 +600,23 @@ void ShmPath::report_departure(int peer, bool died) {
                        who + " exited without shutting down: the process died or was killed")
           : std::make_shared<const Error>(
                 ErrorCode::kPeerFailure, who + " has shut down; operations with it cannot complete",
-                ErrorContext{.peer = peer}, std::move(cause));
+                ErrorContext{.peer = peer}, cause_of_leaving(peer));
   if (died) util::log_error(util::Subsys::kShm, [&] { return error->what(); });
   events_.peer_lost(peer, error, died);
+}
+
+std::shared_ptr<const Error> ShmPath::cause_of_leaving(int peer) {
+  // A rank usually shuts down early because another died: the death it told us of is the
+  // likeliest cause, else the first we saw. Not what the Router knows by now: the thread that
+  // read the peer's news may still be reporting it.
+  {
+    Inbound& in = *inbound_[peer];
+    util::MutexLock lock(in.mutex);
+    if (in.first_death_told) {
+      if (std::shared_ptr<const Error> told = death_told(*in.first_death_told)) return told;
+    }
+  }
+  return events_.first_death();
 }
 
 void ShmPath::fail_broken_peer(int peer, const std::string& what) {

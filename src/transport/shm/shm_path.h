@@ -201,9 +201,14 @@ class ShmPath final : public Path {
   std::shared_ptr<const Error> death_told(const ReadNews& news) const;
   // Whether a same-host peer whose mailbox we could not map has already gone.
   bool gone(int peer, pid_t pid) const;
+  // Keeps such a peer on this path (before the progress thread starts): sends to it fail, its
+  // departure is read from our own mailbox.
+  void keep_gone_peer(int peer, pid_t pid, const std::string& why_unmapped);
   // Reports each watched peer that said goodbye, or whose process ended, once.
   void check_departures();
   void report_departure(int peer, bool died);
+  // The cause a clean departure is reported with; null if no death is known.
+  std::shared_ptr<const Error> cause_of_leaving(int peer);
   // --- a peer that broke a ring (no lock of ours held) ---
   void fail_broken_ring_from(int peer);
   void fail_broken_ring_for(int peer);
