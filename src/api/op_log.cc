@@ -24,15 +24,16 @@ std::string size_class_text(int size_class) {
   return std::to_string(bound) + " B";
 }
 
-// True the first time (group, op, size class, algorithm) is seen in this process.
-bool first_choice(const std::string& group, const char* op, int size_class, const char* algorithm) {
+// True the first time this communicator chooses `algorithm` for `op` in `size_class`.
+bool first_choice(const core::Communicator& comm, const char* op, int size_class,
+                  const char* algorithm) {
   struct Seen {
     util::Mutex mutex;
-    std::set<std::tuple<std::string, std::string, int, std::string>> choices WEFT_GUARDED_BY(mutex);
+    std::set<std::tuple<uint64_t, std::string, int, std::string>> choices WEFT_GUARDED_BY(mutex);
   };
   static Seen seen;
   util::MutexLock lock(seen.mutex);
-  return seen.choices.emplace(group, op, size_class, algorithm ? algorithm : "").second;
+  return seen.choices.emplace(comm.serial(), op, size_class, algorithm ? algorithm : "").second;
 }
 
 std::string describe(const CollectiveLaunch& launch, int64_t seq) {
@@ -48,7 +49,7 @@ std::string describe(const CollectiveLaunch& launch, int64_t seq) {
 
 void log_op_start(const core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq) {
   const int size = size_class(launch.bytes);
-  if (launch.algorithm && first_choice(comm.name(), launch.name, size, launch.algorithm)) {
+  if (launch.algorithm && first_choice(comm, launch.name, size, launch.algorithm)) {
     util::log_info(util::Subsys::kColl, [&] {
       return "group " + comm.name() + " (" + std::to_string(comm.size()) +
              " ranks): " + launch.name + " up to " + size_class_text(size) + " runs " +

@@ -1,7 +1,7 @@
 // What the log says about collectives: at INFO, the algorithm chosen for each op and size class
-// (once per class and group, so that a long job's log stays readable); at TRACE, every op as
-// it starts and ends. Callers test op_log_enabled() first: a job without WEFT_DEBUG=info pays
-// one relaxed load per call.
+// (once per class and group, so that a long job's log stays readable; a group made again says
+// it again); at TRACE, every op as it starts and ends. Callers test op_log_enabled() first: a
+// job without WEFT_DEBUG=info pays one relaxed load per call.
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,15 @@
 
 namespace weft::core {
 
+namespace {
+
+uint64_t next_serial() {
+  static std::atomic<uint64_t> made{0};
+  return made.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 std::shared_ptr<Communicator> Communicator::create(std::shared_ptr<World> world, std::string name,
                                                    std::vector<int> world_ranks,
                                                    uint64_t context_base,
@@ -40,6 +49,7 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
                            std::chrono::milliseconds timeout)
     : world_(std::move(world)),
       name_(std::move(name)),
+      serial_(next_serial()),
       world_ranks_(std::move(world_ranks)),
       context_base_(context_base),
       timeout_(timeout.count() > 0 ? timeout : world_->timeout()),

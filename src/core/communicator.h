@@ -85,6 +85,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(world_ranks_.size()); }
   const std::string& name() const { return name_; }
+  // A number no other communicator of this process has had or will have: what a memory kept
+  // outside the group keys on (a name comes back when a group is rebuilt, an address too).
+  uint64_t serial() const { return serial_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
   World& world() { return *world_; }
   const std::shared_ptr<World>& world_ptr() const { return world_; }
@@ -297,6 +300,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   std::shared_ptr<World> world_;
   std::string name_;
+  uint64_t serial_;
   std::vector<int> world_ranks_;
   int rank_ = -1;
   uint64_t context_base_;

@@ -47,12 +47,26 @@ TEST(OpLog, AlgorithmOncePerSizeClassAndEveryOpAtTrace) {
     for (int i = 0; i < 3; ++i) group.all_reduce(small, ReduceOp::kSum, {"ring"});
     group.all_reduce(large, ReduceOp::kSum, {"ring"});
   });
-  // Both ranks are threads of this process: one INFO line per class for the group.
-  EXPECT_EQ(captured.count("all_reduce up to 8 B runs ring"), 1);
-  EXPECT_EQ(captured.count("all_reduce up to 1 MiB runs ring"), 1);
-  EXPECT_EQ(captured.count("runs ring"), 2);
+  // One INFO line per class and rank (both ranks are threads of this process).
+  EXPECT_EQ(captured.count("all_reduce up to 8 B runs ring"), 2);
+  EXPECT_EQ(captured.count("all_reduce up to 1 MiB runs ring"), 2);
+  EXPECT_EQ(captured.count("runs ring"), 2 * 2);
   EXPECT_EQ(captured.count("start all_reduce seq"), 2 * 4);
   EXPECT_EQ(captured.count("done all_reduce seq 3 1048576 B float32 (ring)"), 2);
+}
+
+// A job that makes its group again (an elastic restart) logs the new group's choices: the
+// memory of what was logged belongs to a group, not to its name.
+TEST(OpLog, AGroupMadeAgainUnderItsNameLogsItsChoicesAgain) {
+  CapturedLines captured;
+  for (int job = 0; job < 2; ++job) {
+    testing::run_ranks(2, [](ProcessGroup& group) {
+      std::vector<float> small(2, 1.0f);
+      group.all_reduce(small, ReduceOp::kSum, {"ring"});
+      group.all_reduce(small, ReduceOp::kSum, {"ring"});
+    });
+  }
+  EXPECT_EQ(captured.count("group default (2 ranks): all_reduce up to 8 B runs ring"), 2 * 2);
 }
 
 // End to end: the job's network numbers reach the selector, which takes Rabenseifner on 6
@@ -71,7 +85,8 @@ TEST(OpLog, TheJobsNetworkNumbersChooseRabenseifnerOffAPowerOfTwo) {
   {
     CapturedLines captured;
     run();
-    EXPECT_EQ(captured.count("all_reduce up to 64 KiB runs recursive_doubling"), 1);
+    // Every rank says it: the six are threads of this process, each with its own group.
+    EXPECT_EQ(captured.count("all_reduce up to 64 KiB runs recursive_doubling"), 6);
   }
   setenv("WEFT_NET_ALPHA", "5us", 1);
   setenv("WEFT_NET_BETA", "100Gbit/s", 1);
@@ -79,7 +94,7 @@ TEST(OpLog, TheJobsNetworkNumbersChooseRabenseifnerOffAPowerOfTwo) {
   {
     CapturedLines captured;
     run();
-    EXPECT_EQ(captured.count("all_reduce up to 64 KiB runs rabenseifner"), 1);
+    EXPECT_EQ(captured.count("all_reduce up to 64 KiB runs rabenseifner"), 6);
   }
   for (const char* name : {"WEFT_NET_ALPHA", "WEFT_NET_BETA", "WEFT_NET_GAMMA", "WEFT_TRANSPORT"}) {
     unsetenv(name);
