@@ -60,15 +60,20 @@ if (( build_anchors )); then
   mkdir -p "$abuild"; cp "$anchors"/build.sh "$anchors"/*.c "$anchors"/*.cc "$abuild"/
   "$abuild/build.sh" >"$abuild/build.log" 2>&1 || { log "anchor build failed"; exit 1; }
   # The anchors have no reduce: bench/mpi_reduce_bench.c times MPI_Reduce their way.
+  # MPICH's only when it is one of the systems: a machine without it measures the others.
   mpicc.openmpi -O2 -o "$abuild/build/mpi_reduce_bench.openmpi" "$here/mpi_reduce_bench.c" &&
-    mpicc.mpich -O2 -o "$abuild/build/mpi_reduce_bench.mpich" "$here/mpi_reduce_bench.c" ||
+    { [[ ,$systems, != *,mpich,* ]] ||
+      mpicc.mpich -O2 -o "$abuild/build/mpi_reduce_bench.mpich" "$here/mpi_reduce_bench.c"; } ||
     { log "mpi_reduce_bench build failed"; exit 1; }
 fi
 source "$here/vcpu_mode.sh"
 mkdir -p "$abuild" && vcpu_mode_build "$abuild" || { log "cannot build bench/line_round_trip.c"; exit 1; }
 {
   echo "date: $(date -Is)"; echo "host: $(uname -sr), $cores cores, $(lscpu | sed -n 's/^Model name: *//p')"
-  echo "weft: $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- src include tools || echo ' + uncommitted changes')"
+  # The build's own sources (-B may name another checkout's build).
+  src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)"
+  src="${src:-$repo}"
+  echo "weft: $(git -C "$src" rev-parse --short HEAD)$(git -C "$src" diff --quiet HEAD -- src include tools || echo ' + uncommitted changes')"
   echo "openmpi: $(mpirun.openmpi --version 2>/dev/null | head -1)"; echo "mpich: $(mpichversion 2>/dev/null | head -1)"
   echo "loadavg at start: $(cat /proc/loadavg)"; echo "target $target s per size, sizes 8 B .. $maxb (x4), runs $runs"
 } >"$out/meta.txt"
