@@ -71,9 +71,9 @@ mkdir -p "$abuild" && vcpu_mode_build "$abuild" || { log "cannot build bench/lin
 {
   echo "date: $(date -Is)"; echo "host: $(uname -sr), $cores cores, $(lscpu | sed -n 's/^Model name: *//p')"
   # The build's own sources (-B may name another checkout's build).
-  src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)"
-  src="${src:-$repo}"
-  echo "weft: $(git -C "$src" rev-parse --short HEAD)$(git -C "$src" diff --quiet HEAD -- src include tools || echo ' + uncommitted changes')"
+  weft_src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)"
+  weft_src="${weft_src:-$repo}"
+  echo "weft: $(git -C "$weft_src" rev-parse --short HEAD)$(git -C "$weft_src" diff --quiet HEAD -- src include tools || echo ' + uncommitted changes')"
   echo "openmpi: $(mpirun.openmpi --version 2>/dev/null | head -1)"; echo "mpich: $(mpichversion 2>/dev/null | head -1)"
   echo "loadavg at start: $(cat /proc/loadavg)"; echo "target $target s per size, sizes 8 B .. $maxb (x4), runs $runs"
 } >"$out/meta.txt"
