@@ -801,9 +801,10 @@ WaitResult LocalWindow::wait_eager(int member, util::LazyDeadline& deadline,
     eager_mismatch_ = describe_eager_mismatch(member, eager_, eager_stamp_);
   }
   eager_read_[eager_ % kEagerDepth] = true;
-  // A writer is usually calls ahead: fetch its next line of entries now, while this call and
-  // the next ones run, instead of waiting for the transfer then.
-  __builtin_prefetch(&eager_entry(member, eager_ + kEntriesPerLine));
+  // No prefetch of the writer's next line: in calls back to back the reader mostly runs right
+  // behind its writer, and in calls with work between them it waits for each entry, so that
+  // line is usually not written yet. Taken early, the writer has to take it back before it
+  // writes, and the reader fetches it again after: two more transfers for that line.
   return result;
 }
 
