@@ -32,7 +32,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +45,7 @@
 #include "transport/shm/process_watch.h"
 #include "transport/shm/shm_record.h"
 #include "util/mutex.h"
+#include "util/ring_deque.h"
 
 namespace weft::transport {
 
@@ -147,7 +147,9 @@ class ShmPath final : public Path {
     // The peer's. Not guarded: the receiving side wakes the peer and reads its offers here.
     Mailbox mailbox;
     ShmRing ring WEFT_GUARDED_BY(mutex);  // the peer's ring for us: we produce
-    std::deque<PendingSend> queue WEFT_GUARDED_BY(mutex);
+    // Sends waiting for room in `ring`, which a fast sender fills often: a queue that keeps its
+    // capacity, so that waiting costs no allocation once warm.
+    util::RingDeque<PendingSend> queue WEFT_GUARDED_BY(mutex);
     std::shared_ptr<const Error> failure WEFT_GUARDED_BY(mutex);
     // The peer broke `ring`, and was failed for it.
     bool reported_broken WEFT_GUARDED_BY(mutex) = false;
