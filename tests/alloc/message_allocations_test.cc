@@ -83,17 +83,20 @@ class MessageAllocations : public ::testing::TestWithParam<Transport> {
   // A message that comes before its receive waits in a pooled buffer, queued in a recycled
   // node: the first ones to do so allocate them. Whether the timed loop's messages ever do
   // depends on timing, so each rank gets two such messages (the most a loop here has in
-  // flight) of the loop's size up front.
+  // flight) of the loop's size up front. A barrier between the sends and their receives would
+  // not make them early: a thread still reading the first may deliver it only after its
+  // receive is posted. A marker from the same sender does, since messages from one sender
+  // match in the order sent: once the marker is received, the two came before their receives.
   static void warm_up_early_arrivals(ProcessGroup& group, std::size_t bytes) {
-    std::vector<uint8_t> first(bytes), second(bytes);
+    std::vector<uint8_t> first(bytes), second(bytes), marker(1);
     const int peer = 1 - group.rank();
     for (int sender = 0; sender < 2; ++sender) {
       if (group.rank() == sender) {
         group.send(ConstBufferView(first), peer, 1000);
         group.send(ConstBufferView(second), peer, 1001);
-      }
-      group.barrier();
-      if (group.rank() != sender) {
+        group.send(ConstBufferView(marker), peer, 1002);
+      } else {
+        group.recv(BufferView(marker), peer, 1002);
         group.recv(BufferView(first), peer, 1000);
         group.recv(BufferView(second), peer, 1001);
       }
