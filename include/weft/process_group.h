@@ -3,7 +3,9 @@
 // Contract: every call checks its arguments and throws weft::Error(kInvalidArgument) before
 // anything is sent. Blocking calls run on the caller's thread; i* calls return a Work.
 // A ProcessGroup is thread-safe, but operations issued concurrently from several threads have
-// no defined order among themselves: issue them from one thread when order matters.
+// no defined order among themselves: issue them from one thread when order matters. A group's
+// collectives never run two at once on a rank: each rank numbers them in the order it runs
+// them, and the calls of one number pair up across ranks (a mismatch error when they differ).
 // Every wait is bounded by timeout(): a stuck peer is reported by rank, never a silent hang.
 // Point-to-point messages between two ranks with the same tag arrive in the order sent.
 // Destroying the last handle shuts the group down: queued sends are flushed, peers are told

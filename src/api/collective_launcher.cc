@@ -74,16 +74,17 @@ void invalid_argument(const core::Communicator& comm, const char* op, const std:
   throw Error(ErrorCode::kInvalidArgument, message, comm.context_for(core::OpInfo{op}));
 }
 
-bool run_here(core::Communicator& comm, const CollectiveLaunch& launch, bool async, int64_t seq,
+bool run_here(core::Communicator& comm, const CollectiveLaunch& launch, bool async,
               BorrowedBody body) {
-  if (async || !comm.queue().idle()) return false;
-  run(comm, launch, seq, [&](coll::CollectiveCall& call) { body.run(body.body, call); });
+  if (async || !comm.queue().idle() || !comm.runner_claim().try_claim()) return false;
+  core::HeldRunnerClaim held(comm.runner_claim());
+  run(comm, launch, comm.next_seq(),
+      [&](coll::CollectiveCall& call) { body.run(body.body, call); });
   return true;
 }
 
 std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm,
-                                 CollectiveLaunch launch, CollectiveBody body, bool async,
-                                 int64_t seq) {
+                                 CollectiveLaunch launch, CollectiveBody body, bool async) {
   // A raw pointer: the communicator joins its queue's worker before it dies, and the worker
   // must never hold the last reference (it would join itself).
   core::Communicator* raw = comm.get();
@@ -93,9 +94,13 @@ std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm
                                                        if (auto alive = weak.lock())
                                                          alive->fail_collectives(std::move(error));
                                                      });
-  comm->queue().submit([raw, launch, body = std::move(body), seq, work] {
+  comm->queue().submit([raw, launch, body = std::move(body), work] {
     try {
-      run(*raw, launch, seq, body);
+      {
+        raw->runner_claim().claim();
+        core::HeldRunnerClaim held(raw->runner_claim());
+        run(*raw, launch, raw->next_seq(), body);
+      }
       work->finish(nullptr);
     } catch (...) {
       work->finish(std::current_exception());

@@ -18,6 +18,7 @@
 #include "core/op_recorder.h"
 #include "core/op_signature.h"
 #include "core/progress_board.h"
+#include "core/runner_claim.h"
 #include "core/world.h"
 #include "transport/request.h"
 #include "transport/shm/local_window.h"
@@ -116,8 +117,15 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Withdraws a pending request so that its buffer is no longer touched.
   void cancel(Request& request, std::shared_ptr<const Error> reason);
 
-  // The next collective sequence number (all members call collectives in the same order).
-  int64_t next_seq() { return next_seq_.fetch_add(1); }
+  // The next collective sequence number (all members call collectives in the same order): for
+  // the holder of runner_claim(), or of the parent group's for a host group's sub-call. One
+  // thread at a time, so a load and a store: an atomic add is a full barrier on x86, which
+  // waits for the stores before it, and a small collective's root makes many.
+  int64_t next_seq() {
+    int64_t seq = next_seq_.load(std::memory_order_relaxed);
+    next_seq_.store(seq + 1, std::memory_order_relaxed);
+    return seq;
+  }
 
   ErrorContext context_for(const OpInfo& info) const;
   void abort(const std::string& reason);
@@ -198,6 +206,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                         util::LazyDeadline& deadline);
 
   OpQueue& queue() { return queue_; }
+  // Held by whichever thread runs one of this group's collectives (core/runner_claim.h).
+  RunnerClaim& runner_claim() { return runner_claim_; }
   // Where this group's members say which op they are stuck in (core/progress_board.h).
   ProgressBoard& progress_board() { return board_; }
   // What this group records of its operations (flight recorder, WEFT_TRACE timeline).
@@ -331,6 +341,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   util::Mutex host_groups_mutex_;
   std::unique_ptr<HostGroups> host_groups_ WEFT_GUARDED_BY(host_groups_mutex_);
   std::atomic<HostGroups*> made_host_groups_{nullptr};  // for failure paths on other threads
+  RunnerClaim runner_claim_;
   OpQueue queue_;  // last member: its worker joins before anything above is destroyed
 };
 
