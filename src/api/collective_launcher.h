@@ -5,9 +5,9 @@
 // then takes the call's sequence number, so that every rank runs its calls in the order of their
 // numbers, and calls issued from several threads at once pair up by number across ranks (the
 // same calls if each rank issues them in the same order; a mismatch error if not), instead of
-// waiting for each other in different orders. A failure other
-// than a bad argument fails the group's collectives on every rank, so that no partner waits in
-// vain. Every call is recorded (core/op_recorder.h) from the moment it runs until it ends.
+// waiting for each other in different orders. A failure other than a bad argument fails the
+// group's collectives on every rank, so that no partner waits in vain. Every call is recorded
+// (core/op_recorder.h) from the moment it runs until it ends.
 #pragma once
 
 #include <functional>

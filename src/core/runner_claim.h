@@ -18,8 +18,8 @@ class RunnerClaim {
     return !held_.load(std::memory_order_relaxed) &&
            !held_.exchange(true, std::memory_order_acquire);
   }
-  // Waits until the claim is free, then takes it: yields at first, then sleeps, as what holds
-  // it is a collective of another thread, which may take long.
+  // Waits until the claim is free, then takes it: yields at first, then sleeps (50 us, doubling
+  // up to 1 ms), as what holds it is a collective of another thread, which may take long.
   void claim();
   void release() { held_.store(false, std::memory_order_release); }
 
