@@ -6,6 +6,8 @@
 // no defined order among themselves: issue them from one thread when order matters. A group's
 // collectives never run two at once on a rank: each rank numbers them in the order it runs
 // them, and the calls of one number pair up across ranks (a mismatch error when they differ).
+// Small blocking collectives cost least from one thread: the first one issued from a second
+// thread costs a remote memory barrier once, and every later one an atomic exchange.
 // Every wait is bounded by timeout(): a stuck peer is reported by rank, never a silent hang.
 // Point-to-point messages between two ranks with the same tag arrive in the order sent.
 // Destroying the last handle shuts the group down: queued sends are flushed, peers are told

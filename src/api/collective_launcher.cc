@@ -25,9 +25,12 @@ core::OpStart op_start(const CollectiveLaunch& launch, int64_t seq) {
   return what;
 }
 
+// Runs the call under the claim `hold` (released when it returns or throws), numbered next.
 template <typename RunBody>
-void run(core::Communicator& comm, const CollectiveLaunch& launch, int64_t seq,
+void run(core::Communicator& comm, core::RunnerClaim::Hold hold, const CollectiveLaunch& launch,
          const RunBody& body) {
+  core::HeldRunnerClaim held(comm.runner_claim(), hold);
+  const int64_t seq = comm.next_seq();
   core::OpRecorder& recorder = comm.recorder();
   core::OpRecorder::Token recorded = recorder.begin(op_start(launch, seq));
   const bool logged = op_log_enabled();
@@ -76,10 +79,10 @@ void invalid_argument(const core::Communicator& comm, const char* op, const std:
 
 bool run_here(core::Communicator& comm, const CollectiveLaunch& launch, bool async,
               BorrowedBody body) {
-  if (async || !comm.queue().idle() || !comm.runner_claim().try_claim()) return false;
-  core::HeldRunnerClaim held(comm.runner_claim());
-  run(comm, launch, comm.next_seq(),
-      [&](coll::CollectiveCall& call) { body.run(body.body, call); });
+  if (async || !comm.queue().idle()) return false;
+  const core::RunnerClaim::Hold hold = comm.runner_claim().try_claim();
+  if (hold == core::RunnerClaim::Hold::kNone) return false;
+  run(comm, hold, launch, [&](coll::CollectiveCall& call) { body.run(body.body, call); });
   return true;
 }
 
@@ -94,13 +97,11 @@ std::shared_ptr<Work> run_queued(const std::shared_ptr<core::Communicator>& comm
                                                        if (auto alive = weak.lock())
                                                          alive->fail_collectives(std::move(error));
                                                      });
+  comm->runner_claim().before_queueing();
   comm->queue().submit([raw, launch, body = std::move(body), work] {
     try {
-      {
-        raw->runner_claim().claim();
-        core::HeldRunnerClaim held(raw->runner_claim());
-        run(*raw, launch, raw->next_seq(), body);
-      }
+      raw->runner_claim().claim();
+      run(*raw, core::RunnerClaim::Hold::kExchanged, launch, body);
       work->finish(nullptr);
     } catch (...) {
       work->finish(std::current_exception());

@@ -4,13 +4,20 @@
 #include <chrono>
 #include <thread>
 
+#include "util/remote_barrier.h"
+
 namespace weft::core {
 
-void RunnerClaim::claim() {
+namespace {
+
+// Yields at first, then sleeps 50 us, doubling up to 1 ms: what is waited for is the end of
+// another thread's collective, which may take long.
+template <typename Done>
+void wait_until(Done done) {
   constexpr int kYields = 64;
   constexpr std::chrono::microseconds kFirstSleep{50}, kLongestSleep{1000};
   std::chrono::microseconds sleep = kFirstSleep;
-  for (int tries = 0; !try_claim(); ++tries) {
+  for (int tries = 0; !done(); ++tries) {
     if (tries < kYields) {
       std::this_thread::yield();
     } else {
@@ -18,6 +25,30 @@ void RunnerClaim::claim() {
       sleep = std::min(2 * sleep, kLongestSleep);
     }
   }
+}
+
+}  // namespace
+
+RunnerClaim::RunnerClaim() {
+  if (!util::enable_remote_barriers()) state_.store(kShared, std::memory_order_relaxed);
+}
+
+void RunnerClaim::claim() {
+  wait_until([this] { return try_exchange(); });
+}
+
+void RunnerClaim::end_sole_issue() {
+  int state = state_.load(std::memory_order_acquire);
+  if (state == kShared) return;
+  if (state == kAlone && state_.compare_exchange_strong(state, kEnding)) {
+    // Registered at construction, the barrier cannot fail for want of it.
+    util::remote_barrier();
+    wait_until([this] { return !issuer_running_.load(std::memory_order_acquire); });
+    state_.store(kShared, std::memory_order_release);
+    return;
+  }
+  // Another thread ends it: wait until it saw the sole issuer's call in progress end.
+  wait_until([this] { return state_.load(std::memory_order_acquire) == kShared; });
 }
 
 }  // namespace weft::core
