@@ -6,11 +6,14 @@
 #include "coll/member_list.h"
 #include "coll/shm/shm_collectives.h"
 #include "reduce/reduce_kernels.h"
+#include "util/small_copy.h"
 #include "util/stream_copy.h"
 
 namespace weft::coll {
 
 namespace {
+
+static_assert(CollectiveCall::eager_bytes() <= 16, "eager data is copied by copy_at_most_16");
 
 constexpr std::size_t kAlign = 64;
 // Up to this many bytes over all members, each member reduces everything itself in one round.
@@ -46,7 +49,7 @@ void eager_reduce(CollectiveCall& call, uint8_t* data, std::size_t count, DType 
   std::size_t bytes = count * size_of(dtype);
   call.begin_eager();
   uint8_t* mine = call.my_eager_data();
-  if (bytes) std::memcpy(mine, data, bytes);
+  util::copy_at_most_16(mine, data, bytes);
   if (call.rank() == root) {
     MemberList<const void*> inputs(call.size());
     for (int m = 0; m < call.size(); ++m) inputs[m] = m == root ? mine : call.await_eager_data(m);

@@ -3,20 +3,23 @@
 
 #include "coll/shm/pieces.h"
 #include "coll/shm/shm_collectives.h"
+#include "util/small_copy.h"
 #include "util/stream_copy.h"
 
 namespace weft::coll {
 
 namespace {
 
+static_assert(CollectiveCall::eager_bytes() <= 16, "eager data is copied by copy_at_most_16");
+
 // The root writes and goes on; the others read the root's line when they get there.
 void eager_broadcast(CollectiveCall& call, uint8_t* buffer, std::size_t bytes, int root) {
   call.begin_eager();
   if (call.rank() == root) {
-    if (bytes) std::memcpy(call.my_eager_data(), buffer, bytes);
+    util::copy_at_most_16(call.my_eager_data(), buffer, bytes);
   } else {
     const uint8_t* theirs = call.await_eager_data(root);
-    if (bytes) std::memcpy(buffer, theirs, bytes);
+    util::copy_at_most_16(buffer, theirs, bytes);
   }
   call.end_eager();
 }
