@@ -166,6 +166,58 @@ TEST(EagerRounds, TwoRootsAreAMismatchWhenTheirLinesComeRoundAgain) {
   });
 }
 
+// A loop of alike eager calls keeps a full stamp only where its run starts and at checkpoints;
+// a mismatch deep in such a run still names both sides' calls exactly: their counts and the
+// call's sequence number.
+TEST(EagerRounds, AMismatchDeepInARunOfAlikeCallsNamesBothCallsExactly) {
+  constexpr int kAlike = 100;  // past a checkpoint (every 64 calls) and between two
+  run_ranks(2, [](ProcessGroup& group) {
+    std::vector<int32_t> data(2, 5);
+    for (int call = 0; call < kAlike; ++call) group.broadcast(data, 0);
+    if (group.rank() == 1) {
+      std::vector<int32_t> more(3, 5);
+      Error error = error_of([&] { group.broadcast(more, 0); });
+      EXPECT_EQ(error.code(), ErrorCode::kMismatch) << error.what();
+      std::string what = error.what();
+      EXPECT_NE(what.find("broadcast(count=2"), std::string::npos) << what;
+      EXPECT_NE(what.find("broadcast(count=3"), std::string::npos) << what;
+      // Rank 0's call follows from its run's stamp: the run's seq plus the calls since.
+      EXPECT_NE(what.find("count=2, int32, root=0) as collective #" + std::to_string(kAlike)),
+                std::string::npos)
+          << what;
+    } else {
+      group.broadcast(data, 0);  // wrote and went on
+      Error error = error_of([&] { group.barrier(); });
+      EXPECT_NE(error.code(), ErrorCode::kTimeout) << error.what();
+    }
+  });
+}
+
+// A timeout names the last call of a member that stopped inside a run of alike eager calls,
+// though that call has no full stamp of its own.
+TEST(EagerRounds, ATimeoutNamesTheLastCallOfARunAMemberStoppedIn) {
+  constexpr int kAlike = 100;
+  ThreadRanksOptions options;
+  options.timeout = std::chrono::milliseconds(500);
+  run_ranks(
+      2,
+      [](ProcessGroup& group) {
+        std::vector<int32_t> data(1, 7);
+        for (int call = 0; call < kAlike; ++call) group.broadcast(data, 0);
+        if (group.rank() == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+          return;
+        }
+        Error error = error_of([&] { group.barrier(); });
+        EXPECT_EQ(error.code(), ErrorCode::kTimeout) << error.what();
+        EXPECT_NE(
+            std::string(error.what()).find("last seen in broadcast #" + std::to_string(kAlike - 1)),
+            std::string::npos)
+            << error.what();
+      },
+      options);
+}
+
 TEST(EagerRounds, AWriterAmongLongTimeReadersIsStillCompared) {
   // Ranks 1 and 2 only read for two rings, so the comparisons skip their entries; then rank 1
   // writes (a reduce) where rank 0 broadcasts: the two writers must still be compared.

@@ -84,6 +84,11 @@ void prefetch_for_writing(const void* line) {
 
 // How many eager calls ahead a writer takes its entry (the ring's half-wait keeps it free).
 constexpr uint32_t kEagerPrefetchCalls = 8;
+// A run of alike eager calls writes its full stamp again every so many calls: a stamp is then
+// found within that many lines back, and still there unless its member ran most of the ring
+// further (its description then names what the member runs now).
+constexpr uint32_t kStampCheckpoint = 64;
+static_assert(kStampCheckpoint < LocalWindow::kEagerDepth / 2);
 // Pauses before a reader that found its writer's entry not yet published looks again: about
 // one and a half of the writer's calls (a PAUSE lasts tens of nanoseconds on recent x86 cores).
 constexpr int kEagerBackoffPauses = 6;
@@ -650,14 +655,28 @@ LocalWindow::EagerEntry& LocalWindow::eager_entry(int member, uint32_t call) con
 }
 
 bool LocalWindow::read_eager_stamp(int member, uint32_t call, RoundStamp* stamp) const {
-  // The member may be reusing the line as we read (it marks that in the round word first, then
-  // fences, then rewrites the stamp's words): a stamp counts only if the round word said `call`
-  // before and after the copy. The acquire fence keeps the words' loads before the second look.
-  const Arrival& line = eager_line(member, call);
-  if (line.round.load(std::memory_order_seq_cst) != call) return false;
-  *stamp = line.stamp.load();
-  std::atomic_thread_fence(std::memory_order_acquire);
-  return line.round.load(std::memory_order_relaxed) == call;
+  // Back from `call` to the line of the run that holds it: a line whose round word says its own
+  // call starts a run (or a checkpoint of one); an older call's line was not written since; a
+  // later call's was reused, and may have held the run's start: then the stamp is lost. The
+  // member may be reusing the line as we read (it marks that in the round word first, then
+  // fences, then rewrites the stamp's words): a stamp counts only if the round word said its
+  // call before and after the copy. The acquire fence keeps the words' loads before the second
+  // look.
+  for (uint32_t back = 0; back < kEagerDepth; ++back) {
+    const uint32_t start = call - back;
+    const Arrival& line = eager_line(member, start);
+    const uint32_t round = line.round.load(std::memory_order_seq_cst);
+    if (round == start) {
+      RoundStamp run = line.stamp.load();
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (line.round.load(std::memory_order_relaxed) != start) return false;
+      *stamp = run;
+      stamp->seq += back;
+      return true;
+    }
+    if (reached(round, start + 1)) return false;
+  }
+  return false;
 }
 
 StampMismatch LocalWindow::check_eager_stamps(uint32_t last) {
@@ -707,7 +726,9 @@ StampMismatch LocalWindow::confirm_eager_mismatch(int member, uint32_t call) con
       hash == eager_entry(rank_, call).stamp_hash.load(std::memory_order_relaxed)) {
     return StampMismatch{};  // the member moved on: the hash read may be a later call's
   }
-  return describe_eager_mismatch(member, call, eager_line(rank_, call).stamp.load());
+  RoundStamp mine;
+  if (!read_eager_stamp(rank_, call, &mine)) mine = eager_line(rank_, call).stamp.load();
+  return describe_eager_mismatch(member, call, mine);
 }
 
 StampMismatch LocalWindow::describe_eager_mismatch(int member, uint32_t call,
@@ -761,6 +782,11 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
     }
   }
   eager_ = call;
+  // A call whose stamp follows from the last one's (the same operation, the next seq) needs no
+  // line of its own (see the top of local_window.h), but at every checkpoint.
+  eager_run_starts_ = call % kStampCheckpoint == 1 || stamp.seq != eager_stamp_.seq + 1 ||
+                      stamp.round_bytes != eager_stamp_.round_bytes ||
+                      !(stamp.signature == eager_stamp_.signature);
   eager_stamp_ = stamp;
   // Consecutive eager calls are mostly the same operation: hash its signature once.
   if (!(stamp.signature == hashed_signature_)) {
@@ -773,7 +799,7 @@ WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline&
   // Release orders the comparisons above before it (see the top of the file); the fence keeps
   // the stamps and data written later from being seen before the marks.
   eager_entry(rank_, call).round.store(call - 1, std::memory_order_release);
-  eager_line(rank_, call).round.store(call - 1, std::memory_order_relaxed);
+  if (eager_run_starts_) eager_line(rank_, call).round.store(call - 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   return result;
 }
@@ -814,9 +840,11 @@ const uint8_t* LocalWindow::eager_data(int member) const {
 
 void LocalWindow::end_eager() {
   Control& mine = control(rank_);
-  Arrival& line = eager_line(rank_, eager_);
-  line.stamp.store(eager_stamp_);
-  line.round.store(eager_, std::memory_order_release);
+  if (eager_run_starts_) {
+    Arrival& line = eager_line(rank_, eager_);
+    line.stamp.store(eager_stamp_);
+    line.round.store(eager_, std::memory_order_release);
+  }
   if (!eager_read_[eager_ % kEagerDepth])
     mine.eager_written.store(eager_, std::memory_order_relaxed);
   EagerEntry& entry = eager_entry(rank_, eager_);
@@ -855,7 +883,17 @@ RoundStamp LocalWindow::last_stamp(int member) const {
   };
   const Control& theirs = control(member);
   for (const Arrival& arrival : theirs.arrivals) consider(arrival);
-  for (const Arrival& line : theirs.eager_stamps) consider(line);
+  // Its last eager call is the latest its entries' round words name; its stamp follows from
+  // its run's (read_eager_stamp).
+  uint32_t latest = 0;
+  for (const EagerEntry& entry : theirs.eager) {
+    uint32_t round = entry.round.load(std::memory_order_acquire);
+    if (round != 0 && (latest == 0 || reached(round, latest))) latest = round;
+  }
+  RoundStamp eager;
+  if (latest != 0 && read_eager_stamp(member, latest, &eager) && eager.seq > last.seq) {
+    last = eager;
+  }
   return last;
 }
 

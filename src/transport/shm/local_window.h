@@ -32,7 +32,10 @@
 // that only write do not wait for the ones that read. Each member has two rings of kEagerDepth
 // places, one per eager call, numbered by a counter that every member advances at its eager
 // calls: entries (round word, a 64-bit hash of the stamp, data), two to a cache line, which
-// the members read, and lines with the full stamp, read only to describe a mismatch. Every
+// the members read, and lines with the full stamp, read only to describe a mismatch: written
+// only where a run of calls starts whose stamps follow from it (the same operation, the seq
+// one more each call), and every kStampCheckpoint calls, so that a loop of alike calls writes
+// no more than its entries. Every
 // line that crosses between cores costs, more so when the host puts the two vCPUs far apart
 // (docs/PERFORMANCE.md, "Two modes"); so a reader that follows a writer moves one line per
 // two calls, and nobody reads a member's entries while it only reads (below). In eager call n
@@ -44,8 +47,9 @@
 //      (in a batch: each is a cache miss, and misses in a row overlap);
 //   2. writes its data into its entry (a writer), or waits for the writer's entry of call n
 //      and checks its stamp hash (a reader: a mismatch is caught at once, on the reader);
-//   3. end_eager(): publishes its full stamp, then (a writer) the call in its eager_written
-//      word, then its hash and round n in its entry — after it finished reading.
+//   3. end_eager(): publishes its full stamp (where a run starts), then (a writer) the call in
+//      its eager_written word, then its hash and round n in its entry — after it finished
+//      reading.
 // A reader needs no further comparison of that call: it compared with the entry it read, and
 // any other member either read the same entry or is a writer, which compares with every member
 // that wrote (a chain of readers ends at a writer). So a comparison skips a member whose
@@ -255,7 +259,8 @@ class LocalWindow {
   // Spins until ready() or the spin ends; true when ready.
   template <typename Ready>
   bool spin_until(const Ready& ready);
-  // The stamp `member` published for eager call `call`, if its line still holds that call.
+  // The stamp `member` ran eager call `call` with, from the stamp of the run of calls that
+  // holds it (see begin_eager), if the member's lines still hold that run's.
   bool read_eager_stamp(int member, uint32_t call, RoundStamp* stamp) const;
   // Compares every member's stamps of the eager calls after the last one checked, up to
   // `last` or the first call that a member has not published yet.
@@ -292,6 +297,7 @@ class LocalWindow {
   uint32_t eager_checked_ = 0;         // every member's stamps agree up to this eager call
   bool eager_read_[kEagerDepth] = {};  // by call: whether I read (and compared) a line in it
   RoundStamp eager_stamp_;             // the current eager call's
+  bool eager_run_starts_ = false;      // whether it starts a run of stamps (begin_eager)
   uint64_t eager_hash_ = 0;            // and its hash (eager_stamp_hash)
   Signature hashed_signature_;         // the last eager call's signature
   uint64_t signature_hash_ = 0;        // and its hash (signature_hash)
