@@ -733,13 +733,23 @@ StampMismatch LocalWindow::confirm_eager_mismatch(int member, uint32_t call) con
 
 StampMismatch LocalWindow::describe_eager_mismatch(int member, uint32_t call,
                                                    const RoundStamp& mine) const {
-  // The full stamp is published before the entry. It may be torn only if the member has moved
-  // on to a later call in this line: then the line's current stamp tells what it runs.
+  // The full stamp of the call's run is published before the entry. It may be lost only if the
+  // member has since run most of the ring further: then its latest call tells what it runs.
   StampMismatch found{member, mine, {}};
-  if (!read_eager_stamp(member, call, &found.theirs)) {
+  if (!read_eager_stamp(member, call, &found.theirs) &&
+      !read_latest_eager_stamp(member, &found.theirs)) {
     found.theirs = eager_line(member, call).stamp.load();
   }
   return found;
+}
+
+bool LocalWindow::read_latest_eager_stamp(int member, RoundStamp* stamp) const {
+  uint32_t latest = 0;
+  for (const EagerEntry& entry : control(member).eager) {
+    uint32_t round = entry.round.load(std::memory_order_acquire);
+    if (round != 0 && (latest == 0 || reached(round, latest))) latest = round;
+  }
+  return latest != 0 && read_eager_stamp(member, latest, stamp);
 }
 
 WaitResult LocalWindow::begin_eager(const RoundStamp& stamp, util::LazyDeadline& deadline,
@@ -883,17 +893,8 @@ RoundStamp LocalWindow::last_stamp(int member) const {
   };
   const Control& theirs = control(member);
   for (const Arrival& arrival : theirs.arrivals) consider(arrival);
-  // Its last eager call is the latest its entries' round words name; its stamp follows from
-  // its run's (read_eager_stamp).
-  uint32_t latest = 0;
-  for (const EagerEntry& entry : theirs.eager) {
-    uint32_t round = entry.round.load(std::memory_order_acquire);
-    if (round != 0 && (latest == 0 || reached(round, latest))) latest = round;
-  }
   RoundStamp eager;
-  if (latest != 0 && read_eager_stamp(member, latest, &eager) && eager.seq > last.seq) {
-    last = eager;
-  }
+  if (read_latest_eager_stamp(member, &eager) && eager.seq > last.seq) last = eager;
   return last;
 }
 

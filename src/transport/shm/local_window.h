@@ -262,6 +262,9 @@ class LocalWindow {
   // The stamp `member` ran eager call `call` with, from the stamp of the run of calls that
   // holds it (see begin_eager), if the member's lines still hold that run's.
   bool read_eager_stamp(int member, uint32_t call, RoundStamp* stamp) const;
+  // The stamp of `member`'s last published eager call (the latest its entries' round words
+  // name), if its lines still hold that call's run.
+  bool read_latest_eager_stamp(int member, RoundStamp* stamp) const;
   // Compares every member's stamps of the eager calls after the last one checked, up to
   // `last` or the first call that a member has not published yet.
   StampMismatch check_eager_stamps(uint32_t last);
