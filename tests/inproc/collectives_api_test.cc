@@ -389,43 +389,60 @@ TEST_P(Collectives, AsyncOperationsRunInIssueOrder) {
 // Threads of one rank issuing the same collectives at once on one group: they run one at a time
 // and pair up across ranks by the order each rank ran them, which for calls all alike gives every
 // call the right sum, never a mixed window or a hang. With `one_async`, thread 0 issues the
-// asynchronous form (its calls then mostly run on the group's worker).
+// asynchronous form (its calls then mostly run on the group's worker). With `caller_too`, the
+// calling thread issues them as well, beside the threads it started.
 void all_reduce_from_threads_at_once(ProcessGroup& group, int world, int threads, int calls,
-                                     bool one_async) {
+                                     bool one_async, bool caller_too = false) {
   const int64_t want = int64_t{world} * (world + 1) / 2;
   std::atomic<int> wrong{0};
-  std::vector<std::string> failures(threads);
-  std::vector<std::thread> issuers;
-  for (int t = 0; t < threads; ++t) {
-    issuers.emplace_back([&, t] {
-      std::vector<int64_t> values(5);
-      try {
-        for (int i = 0; i < calls; ++i) {
-          std::fill(values.begin(), values.end(), group.rank() + 1);
-          if (one_async && t == 0) {
-            group.iall_reduce(values)->wait();
-          } else {
-            group.all_reduce(values);
-          }
-          if (values[0] != want || values[4] != want) wrong.fetch_add(1);
+  std::vector<std::string> failures(threads + 1);
+  auto issue = [&](int t) {
+    std::vector<int64_t> values(5);
+    try {
+      for (int i = 0; i < calls; ++i) {
+        std::fill(values.begin(), values.end(), group.rank() + 1);
+        if (one_async && t == 0) {
+          group.iall_reduce(values)->wait();
+        } else {
+          group.all_reduce(values);
         }
-      } catch (const std::exception& e) {
-        failures[t] = e.what();
+        if (values[0] != want || values[4] != want) wrong.fetch_add(1);
       }
-    });
-  }
+    } catch (const std::exception& e) {
+      failures[t] = e.what();
+    }
+  };
+  std::vector<std::thread> issuers;
+  for (int t = 0; t < threads; ++t) issuers.emplace_back(issue, t);
+  if (caller_too) issue(threads);
   for (std::thread& issuer : issuers) issuer.join();
   EXPECT_EQ(wrong.load(), 0) << "on rank " << group.rank();
-  for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  for (int t = 0; t <= threads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST_P(Collectives, CallsFromSeveralThreadsAtOnceRunOneAtATime) {
   int world = GetParam();
   run_ranks(world, [world](ProcessGroup& group) {
+    // The rank's own thread issues first, alone (it claims the group without an exchange,
+    // core/runner_claim.h), then goes on while two more threads start issuing.
+    all_reduce_from_threads_at_once(group, world, /*threads=*/0, /*calls=*/50,
+                                    /*one_async=*/false, /*caller_too=*/true);
+    all_reduce_from_threads_at_once(group, world, /*threads=*/2, /*calls=*/200,
+                                    /*one_async=*/false, /*caller_too=*/true);
     all_reduce_from_threads_at_once(group, world, /*threads=*/3, /*calls=*/200, /*one_async=*/true);
     all_reduce_from_threads_at_once(group, world, /*threads=*/2, /*calls=*/200,
                                     /*one_async=*/false);
   });
+}
+
+// Over TCP a call's messages carry its sequence number: calls from several threads must take
+// their numbers in the order they run, or each rank waits for another's.
+TEST(CollectivesOverTcp, CallsFromSeveralThreadsAtOnceRunOneAtATime) {
+  setenv("WEFT_TRANSPORT", "tcp", 1);
+  run_ranks(3, [](ProcessGroup& group) {
+    all_reduce_from_threads_at_once(group, 3, /*threads=*/2, /*calls=*/1000, /*one_async=*/false);
+  });
+  unsetenv("WEFT_TRANSPORT");
 }
 
 // Out of place: the result lands in the output, the input is left as it was, and the in-place
@@ -564,16 +581,6 @@ TEST(Subgroups, ConcurrentGroupsNeverMix) {
       EXPECT_EQ(in_b[k][999], 3000);
     }
   });
-}
-
-// Over TCP a call's messages carry its sequence number: calls from several threads must take
-// their numbers in the order they run, or each rank waits for another's.
-TEST(Subgroups, CallsFromSeveralThreadsAtOnceOverTcp) {
-  setenv("WEFT_TRANSPORT", "tcp", 1);
-  run_ranks(3, [](ProcessGroup& group) {
-    all_reduce_from_threads_at_once(group, 3, /*threads=*/2, /*calls=*/1000, /*one_async=*/false);
-  });
-  unsetenv("WEFT_TRANSPORT");
 }
 
 TEST(Subgroups, SplitByColorOrderedByKey) {
