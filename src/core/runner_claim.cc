@@ -35,20 +35,22 @@ RunnerClaim::RunnerClaim() {
 
 void RunnerClaim::claim() {
   wait_until([this] { return try_exchange(); });
+  wait_for_sole_issuer();
 }
 
 void RunnerClaim::end_sole_issue() {
   int state = state_.load(std::memory_order_acquire);
-  if (state == kShared) return;
-  if (state == kAlone && state_.compare_exchange_strong(state, kEnding)) {
-    // Registered at construction, the barrier cannot fail for want of it.
-    util::remote_barrier();
-    wait_until([this] { return !issuer_running_.load(std::memory_order_acquire); });
-    state_.store(kShared, std::memory_order_release);
-    return;
-  }
-  // Another thread ends it: wait until it saw the sole issuer's call in progress end.
-  wait_until([this] { return state_.load(std::memory_order_acquire) == kShared; });
+  if (state != kAlone || !state_.compare_exchange_strong(state, kEnding)) return;
+  // Registered at construction, the barrier cannot fail for want of it.
+  util::remote_barrier();
+  state_.store(kEnded, std::memory_order_release);
+}
+
+void RunnerClaim::finish_sole_issue() {
+  // Only the exchange's holder gets here: nobody else writes kShared.
+  wait_until([this] { return state_.load(std::memory_order_acquire) != kEnding; });
+  wait_until([this] { return !issuer_running_.load(std::memory_order_acquire); });
+  state_.store(kShared, std::memory_order_release);
 }
 
 }  // namespace weft::core

@@ -11,10 +11,11 @@
 // the worker runs only calls the sole issuer queued, and the caller runs here only when its
 // queue is idle. The first collective another thread issues (to run, or to queue) ends that
 // for good, as an asymmetric Dekker handshake (util/remote_barrier.h): the sole issuer marks
-// that it runs, then looks for the end; the other thread marks the end, runs a remote barrier,
-// then waits until the sole issuer runs nothing. From then on, every runner claims with the
-// exchange. The worker always does. Where the kernel offers no remote barrier, every claim is
-// an exchange from the start.
+// that it runs, then looks for the end; the other thread marks the end and runs a remote
+// barrier. From then on every runner claims with the exchange (the worker always does), and
+// the first to hold it waits until the sole issuer's call in progress, if any, has ended. So a
+// thread that only queues a call does not wait for it. Where the kernel offers no remote
+// barrier, every claim is an exchange from the start.
 #pragma once
 
 #include <pthread.h>
@@ -31,8 +32,8 @@ class RunnerClaim {
   RunnerClaim();
 
   // The caller's thread, for a synchronous call it would run at once (its queue is idle).
-  // Never waits but for the end of the sole issuer's call in progress, the first time another
-  // thread issues one. kNone: someone else holds the claim.
+  // Never waits but for the end of the sole issuer's call in progress, once, when another
+  // thread takes over. kNone: someone else holds the claim.
   Hold try_claim() {
     if (state_.load(std::memory_order_relaxed) == kAlone && is_sole_issuer()) {
       issuer_running_.store(true, std::memory_order_relaxed);
@@ -42,7 +43,9 @@ class RunnerClaim {
       issuer_running_.store(false, std::memory_order_release);
     }
     end_sole_issue();
-    return try_exchange() ? Hold::kExchanged : Hold::kNone;
+    if (!try_exchange()) return Hold::kNone;
+    wait_for_sole_issuer();
+    return Hold::kExchanged;
   }
   // The issuing thread, before it queues a collective for the worker.
   void before_queueing() {
@@ -62,7 +65,10 @@ class RunnerClaim {
   }
 
  private:
-  enum State : int { kAlone, kEnding, kShared };
+  // kEnding: a thread other than the sole issuer runs the remote barrier; kEnded: it ran (the
+  // sole issuer starts no call without the exchange), but its call in progress may still run;
+  // kShared: that call has ended too.
+  enum State : int { kAlone, kEnding, kEnded, kShared };
 
   // The first thread to ask becomes the sole issuer.
   bool is_sole_issuer() {
@@ -72,8 +78,17 @@ class RunnerClaim {
     return issuer == pthread_t{} &&
            sole_issuer_.compare_exchange_strong(issuer, me, std::memory_order_relaxed);
   }
-  // Another thread issues a collective: from now on, every claim is an exchange.
+  // Another thread issues a collective: from now on, every claim is an exchange. Waits only
+  // for the remote barrier.
   [[gnu::noinline]] void end_sole_issue();
+  // Under the exchange, before running anything: once the sole issue has ended, waits until the
+  // sole issuer's call in progress has ended. (While it has not ended, an exchange holder is
+  // the worker running a call the sole issuer queued: then the sole issuer runs nothing.)
+  void wait_for_sole_issuer() {
+    int state = state_.load(std::memory_order_acquire);
+    if (state != kShared && state != kAlone) finish_sole_issue();
+  }
+  [[gnu::noinline]] void finish_sole_issue();
   bool try_exchange() {
     return !held_.load(std::memory_order_relaxed) &&
            !held_.exchange(true, std::memory_order_acquire);

@@ -92,6 +92,31 @@ TEST(RunnerClaim, AnotherThreadWaitsForTheSoleIssuersCallInProgress) {
   EXPECT_TRUE(after_release);
 }
 
+// A thread that only queues a call while the sole issuer runs one does not wait for it; the
+// worker that runs the queued call does.
+TEST(RunnerClaim, QueueingFromAnotherThreadLeavesTheWaitToTheWorker) {
+  if (!util::enable_remote_barriers()) GTEST_SKIP() << "no remote barriers: nobody claims alone";
+  RunnerClaim claim;
+  Hold mine = claim.try_claim();
+  ASSERT_EQ(mine, Hold::kAsSoleIssuer);
+  auto queued = std::async(std::launch::async, [&] { claim.before_queueing(); });
+  ASSERT_EQ(queued.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "queueing waited for the sole issuer's call";
+  std::atomic<bool> released{false};
+  auto worker = std::async(std::launch::async, [&] {
+    claim.claim();
+    bool after = released.load();
+    claim.release(Hold::kExchanged);
+    return after;
+  });
+  EXPECT_EQ(worker.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  released = true;
+  claim.release(mine);
+  EXPECT_TRUE(worker.get());
+  EXPECT_EQ(claim.try_claim(), Hold::kExchanged);  // the sole issue has ended for good
+  claim.release(Hold::kExchanged);
+}
+
 TEST(RunnerClaim, AClaimIsReleasedWhenItLeavesScope) {
   RunnerClaim claim;
   claim.release(try_claim_on_another_thread(claim));  // now everyone exchanges
