@@ -35,10 +35,10 @@
 // the members read, and lines with the full stamp, read only to describe a mismatch: written
 // only where a run of calls starts whose stamps follow from it (the same operation, the seq
 // one more each call), and every kStampCheckpoint calls, so that a loop of alike calls writes
-// no more than its entries. Every
-// line that crosses between cores costs, more so when the host puts the two vCPUs far apart
-// (docs/PERFORMANCE.md, "Two modes"); so a reader that follows a writer moves one line per
-// two calls, and nobody reads a member's entries while it only reads (below). In eager call n
+// no more than its entries. Every line that crosses between cores costs, more so when the host
+// puts the two vCPUs far apart (docs/PERFORMANCE.md, "Two modes"); so a reader that follows a
+// writer moves one line per two calls, and nobody reads a member's entries while it only reads
+// (below). In eager call n
 // a member
 //   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose entry call n reuses, and
 //      its last comparison did not cover that call, waits until every member has finished call
