@@ -112,29 +112,6 @@ const KernelTable& active_kernel_table() {
   return table;
 }
 
-KernelOp kernel_op_for(DType dtype, ReduceOp::Kind kind) {
-  const bool is_bool = dtype == DType::kBool;
-  switch (kind) {
-    case ReduceOp::kSum:
-    case ReduceOp::kAvg:        // divided afterwards (divide())
-    case ReduceOp::kPremulSum:  // inputs scaled beforehand (scale(), or reduce_many)
-      return is_bool ? KernelOp::kBor : KernelOp::kSum;
-    case ReduceOp::kProduct:
-      return is_bool ? KernelOp::kBand : KernelOp::kProduct;
-    case ReduceOp::kMin:
-      return is_bool ? KernelOp::kBand : KernelOp::kMin;
-    case ReduceOp::kMax:
-      return is_bool ? KernelOp::kBor : KernelOp::kMax;
-    case ReduceOp::kBand:
-      return KernelOp::kBand;
-    case ReduceOp::kBor:
-      return KernelOp::kBor;
-    case ReduceOp::kBxor:
-      return KernelOp::kBxor;
-  }
-  return KernelOp::kSum;  // unreachable: check_supported rejects unknown kinds first
-}
-
 const char* active_isa() { return isa_name(active_kernel_table().isa); }
 
 }  // namespace weft::reduce

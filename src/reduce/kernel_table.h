@@ -60,8 +60,6 @@ const KernelTable& kernel_table_for(Isa isa);
 // The table chosen once per process (select_isa of WEFT_REDUCE_ISA).
 const KernelTable& active_kernel_table();
 
-// Maps an op to the kernel that implements it for `dtype` (bool's logical mapping included).
-KernelOp kernel_op_for(DType dtype, ReduceOp::Kind kind);
 // Index into KernelTable::widen / narrow; dtype must be float16 or bfloat16.
 inline constexpr int half_index(DType dtype) { return dtype == DType::kFloat16 ? 0 : 1; }
 

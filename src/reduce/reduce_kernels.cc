@@ -2,6 +2,7 @@
 #include "reduce/reduce_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -15,6 +16,11 @@ namespace {
 // on current cores) while every input streams through once, instead of one pass over all of
 // dst per input.
 constexpr std::size_t kBlockBytes = 8 * 1024;
+static_assert(std::ranges::all_of(weft::detail::kDTypeSizes,
+                                  [](std::size_t size) {
+                                    return std::has_single_bit(size) && size <= kBlockBytes;
+                                  }),
+              "reduce_many_chained counts a block's elements with a shift");
 // Elements per float32 accumulator block for the 16-bit types (two such blocks on the stack).
 constexpr std::size_t kHalfBlock = 1024;
 
@@ -29,14 +35,51 @@ bool is_bitwise(ReduceOp::Kind kind) {
   return kind == ReduceOp::kBand || kind == ReduceOp::kBor || kind == ReduceOp::kBxor;
 }
 
-[[noreturn]] void throw_unsupported(DType dtype, ReduceOp::Kind kind, const char* why) {
+[[noreturn]] void refuse(DType dtype, ReduceOp::Kind kind, const char* why) {
   throw Error(ErrorCode::kInvalidArgument, "reduce op " + std::string(name_of(kind)) +
                                                " is not supported for dtype " +
                                                std::string(name_of(dtype)) + ": " + why);
 }
 
+// The kernel that implements an op for a dtype that is bool or not (bool's logical mapping
+// included).
+constexpr KernelOp kernel_op_of(bool is_bool, ReduceOp::Kind kind) {
+  switch (kind) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:        // divided afterwards (divide())
+    case ReduceOp::kPremulSum:  // inputs scaled beforehand (scale(), or reduce_many)
+      return is_bool ? KernelOp::kBor : KernelOp::kSum;
+    case ReduceOp::kProduct:
+      return is_bool ? KernelOp::kBand : KernelOp::kProduct;
+    case ReduceOp::kMin:
+      return is_bool ? KernelOp::kBand : KernelOp::kMin;
+    case ReduceOp::kMax:
+      return is_bool ? KernelOp::kBor : KernelOp::kMax;
+    case ReduceOp::kBand:
+      return KernelOp::kBand;
+    case ReduceOp::kBor:
+      return KernelOp::kBor;
+    case ReduceOp::kBxor:
+      return KernelOp::kBxor;
+  }
+  return KernelOp::kSum;  // unreachable: check_supported rejects unknown kinds first
+}
+
+// kernel_op_of as a table: every reduction looks its kernel up.
+constexpr auto kKernelOps = [] {
+  struct Table {
+    KernelOp of[2][kNumReduceOps] = {};
+  } table;
+  for (int k = 0; k < kNumReduceOps; ++k) {
+    table.of[0][k] = kernel_op_of(false, static_cast<ReduceOp::Kind>(k));
+    table.of[1][k] = kernel_op_of(true, static_cast<ReduceOp::Kind>(k));
+  }
+  return table;
+}();
+
 BinaryKernel binary_for(const KernelTable& table, DType dtype, ReduceOp::Kind kind) {
-  return table.binary[static_cast<int>(dtype)][static_cast<int>(kernel_op_for(dtype, kind))];
+  const KernelOp op = kKernelOps.of[dtype == DType::kBool][static_cast<int>(kind)];
+  return table.binary[static_cast<int>(dtype)][static_cast<int>(op)];
 }
 
 template <typename T>
@@ -47,7 +90,9 @@ void scale_copy(T* dst, const T* src, std::size_t count, T factor) {
 // Non-16-bit types without PREMUL_SUM: chain the pair kernel block by block.
 void reduce_many_chained(BinaryKernel kernel, std::size_t elem_size, char* dst,
                          const void* const* srcs, std::size_t nsrcs, std::size_t count) {
-  const std::size_t block = std::max<std::size_t>(1, kBlockBytes / elem_size);
+  // Element sizes are powers of two: a shift, where a division would be a visible part of a
+  // small reduction.
+  const std::size_t block = kBlockBytes >> std::countr_zero(elem_size);
   for (std::size_t start = 0; start < count; start += block) {
     const std::size_t n = std::min(block, count - start);
     const std::size_t offset = start * elem_size;
@@ -64,10 +109,13 @@ void reduce_many_chained(BinaryKernel kernel, std::size_t elem_size, char* dst,
   }
 }
 
-// float32/float64 PREMUL_SUM: each input is scaled into a block buffer, then summed in.
+// float32/float64 PREMUL_SUM: each input is scaled into a block buffer, then summed in. Not
+// inlined, like reduce_many_half: their block buffers would make every reduction, the smallest
+// included, set up their stack frame.
 template <typename T>
-void reduce_many_premul(BinaryKernel sum, double factor, T* dst, const void* const* srcs,
-                        std::size_t nsrcs, std::size_t count) {
+[[gnu::noinline]] void reduce_many_premul(BinaryKernel sum, double factor, T* dst,
+                                          const void* const* srcs, std::size_t nsrcs,
+                                          std::size_t count) {
   constexpr std::size_t kBlock = kBlockBytes / sizeof(T);
   T scaled[kBlock];
   const T f = static_cast<T>(factor);
@@ -86,8 +134,9 @@ void reduce_many_premul(BinaryKernel sum, double factor, T* dst, const void* con
 
 // float16/bfloat16: widen each input into float32, combine with the float32 kernel, round
 // once at the end of each block.
-void reduce_many_half(const KernelTable& table, DType dtype, ReduceOp op, uint16_t* dst,
-                      const void* const* srcs, std::size_t nsrcs, std::size_t count) {
+[[gnu::noinline]] void reduce_many_half(const KernelTable& table, DType dtype, ReduceOp op,
+                                        uint16_t* dst, const void* const* srcs, std::size_t nsrcs,
+                                        std::size_t count) {
   const WidenKernel widen = table.widen[half_index(dtype)];
   const NarrowKernel narrow = table.narrow[half_index(dtype)];
   const BinaryKernel combine = binary_for(table, DType::kFloat32, op.kind);
@@ -110,7 +159,9 @@ void reduce_many_half(const KernelTable& table, DType dtype, ReduceOp op, uint16
 
 }  // namespace
 
-void check_supported(DType dtype, ReduceOp op) {
+namespace detail {
+
+void throw_unsupported(DType dtype, ReduceOp op) {
   if (static_cast<int>(dtype) >= kNumDTypes) {
     throw Error(ErrorCode::kInvalidArgument,
                 "unknown dtype code " + std::to_string(static_cast<int>(dtype)));
@@ -120,15 +171,20 @@ void check_supported(DType dtype, ReduceOp op) {
                 "unknown reduce op code " + std::to_string(static_cast<int>(op.kind)));
   }
   if (is_float(dtype) && is_bitwise(op.kind)) {
-    throw_unsupported(dtype, op.kind, "bitwise ops need an integer or bool dtype");
+    refuse(dtype, op.kind, "bitwise ops need an integer or bool dtype");
   }
   if (dtype == DType::kBool && op.kind == ReduceOp::kAvg) {
-    throw_unsupported(dtype, op.kind, "a bool has no average");
+    refuse(dtype, op.kind, "a bool has no average");
   }
   if (!is_float(dtype) && op.kind == ReduceOp::kPremulSum) {
-    throw_unsupported(dtype, op.kind, "premul_sum needs a floating-point dtype");
+    refuse(dtype, op.kind, "premul_sum needs a floating-point dtype");
   }
+  throw Error(ErrorCode::kInternal, "reduce op " + std::string(name_of(op.kind)) + " on dtype " +
+                                        std::string(name_of(dtype)) +
+                                        " refused, but no rule says why");
 }
+
+}  // namespace detail
 
 void reduce_pair_with(const KernelTable& table, DType dtype, ReduceOp op, void* dst, const void* a,
                       const void* b, std::size_t count) {

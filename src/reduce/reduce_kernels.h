@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "weft/dtype.h"
 #include "weft/reduce_op.h"
@@ -54,8 +55,46 @@ void scale(DType dtype, void* dst, std::size_t count, double factor);
 // Throws kInvalidArgument for bool, for divisor 0, and for a divisor above INT64_MAX.
 void divide(DType dtype, void* dst, std::size_t count, std::size_t divisor);
 
-// Throws weft::Error(kInvalidArgument) if `op` cannot reduce `dtype` (see above).
-void check_supported(DType dtype, ReduceOp op);
+namespace detail {
+// Whether `kind` can reduce `dtype` by the rules above.
+constexpr bool reduces(DType dtype, ReduceOp::Kind kind) {
+  const bool is_float = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
+                        dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  const bool is_bitwise =
+      kind == ReduceOp::kBand || kind == ReduceOp::kBor || kind == ReduceOp::kBxor;
+  if (is_float && is_bitwise) return false;
+  if (dtype == DType::kBool && kind == ReduceOp::kAvg) return false;
+  return is_float || kind != ReduceOp::kPremulSum;
+}
+// Bit k of kReducibleBy[d]: reduces(d, k). Every reduction checks its pair, twice for a
+// reduce or all_reduce (once as the call starts, once in the kernels): a load and a test.
+inline constexpr auto kReducibleBy = [] {
+  struct Table {
+    uint16_t kinds[kNumDTypes] = {};
+  } table;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    for (int k = 0; k < kNumReduceOps; ++k) {
+      if (reduces(static_cast<DType>(d), static_cast<ReduceOp::Kind>(k))) {
+        table.kinds[d] = static_cast<uint16_t>(table.kinds[d] | 1u << k);
+      }
+    }
+  }
+  return table;
+}();
+static_assert(kNumReduceOps <= 16, "kReducibleBy holds a bit per op kind");
+[[noreturn]] void throw_unsupported(DType dtype, ReduceOp op);
+}  // namespace detail
+
+// Throws weft::Error(kInvalidArgument) if `op` cannot reduce `dtype` (see above), or either is
+// not a known code.
+inline void check_supported(DType dtype, ReduceOp op) {
+  const auto d = static_cast<unsigned>(dtype);
+  const auto k = static_cast<unsigned>(op.kind);
+  if (d >= kNumDTypes || k >= kNumReduceOps || !(detail::kReducibleBy.kinds[d] >> k & 1u))
+      [[unlikely]] {
+    detail::throw_unsupported(dtype, op);
+  }
+}
 
 // The instruction set in use: "avx512", "avx2" or "scalar".
 const char* active_isa();

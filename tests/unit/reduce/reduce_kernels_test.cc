@@ -447,7 +447,7 @@ TEST_P(IsaTest, ReduceManyDiffersFromAChainOfPairs) {
 
 // Other dtypes: the same as a chain of pairs; dst may be srcs[0].
 TEST_P(IsaTest, ReduceManyMatchesChainedReference) {
-  constexpr std::size_t kCount = 4099;  // past one 8 KiB block for every element size
+  constexpr std::size_t kCount = 8195;  // past one 8 KiB block for every element size
   for (DType dtype : all_dtypes()) {
     if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) continue;
     visit_dtype(dtype, [&](auto tag) {
@@ -530,6 +530,28 @@ TEST(ReduceKernels, ErrorsNameOpAndDType) {
   EXPECT_NO_THROW(check_supported(DType::kBool, ReduceOp::kBxor));
   const void* none[] = {nullptr};
   EXPECT_THROW(reduce_many(DType::kFloat32, ReduceOp::kSum, f, none, 0, 2), Error);
+}
+
+TEST(ReduceKernels, CheckSupportedFollowsTheRulesForEveryPairAndRefusesUnknownCodes) {
+  for (DType dtype : all_dtypes()) {
+    for (ReduceOp::Kind kind : kAllKinds) {
+      SCOPED_TRACE(std::string(name_of(dtype)) + " " + std::string(name_of(kind)));
+      if (supported(dtype, kind)) {
+        EXPECT_NO_THROW(check_supported(dtype, ReduceOp(kind)));
+        continue;
+      }
+      Error error = error_of([&] { check_supported(dtype, ReduceOp(kind)); });
+      EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(error.message().find(name_of(kind)), std::string::npos) << error.message();
+    }
+  }
+  Error dtype_error = error_of([] { check_supported(static_cast<DType>(kNumDTypes), ReduceOp()); });
+  EXPECT_EQ(dtype_error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(dtype_error.message().find("unknown dtype"), std::string::npos);
+  Error op_error = error_of(
+      [] { check_supported(DType::kInt32, ReduceOp(static_cast<ReduceOp::Kind>(kNumReduceOps))); });
+  EXPECT_EQ(op_error.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(op_error.message().find("unknown reduce op"), std::string::npos);
 }
 
 TEST(ReduceKernels, DivideTruncatesIntegersAndDividesFloatsExactly) {
