@@ -196,6 +196,13 @@ void reduce_many_with(const KernelTable& table, DType dtype, ReduceOp op, void* 
                       const void* const* srcs, std::size_t nsrcs, std::size_t count) {
   check_supported(dtype, op);
   if (nsrcs == 0) throw Error(ErrorCode::kInvalidArgument, "reduce_many needs at least one input");
+  // Two inputs are one pair: the pair kernel rounds a 16-bit type once too, and needs no
+  // blocks (they keep dst in the cache while a third input and more stream through). Most of a
+  // small reduction of two members was the way to the kernel.
+  if (nsrcs == 2 && op.kind != ReduceOp::kPremulSum) {
+    binary_for(table, dtype, op.kind)(dst, srcs[0], srcs[1], count);
+    return;
+  }
   if (is_half(dtype)) {
     reduce_many_half(table, dtype, op, static_cast<uint16_t*>(dst), srcs, nsrcs, count);
   } else if (op.kind == ReduceOp::kPremulSum) {
