@@ -37,16 +37,23 @@ namespace {
 // "shm" runs on the group's shared-memory window; without one (a member could not map it), the
 // algorithm the selector picks for a group spread over hosts. Every member reaches the same
 // answer: the window is agreed on by all.
-bool use_window(CollectiveCall& call, Algorithm& algorithm, core::OpKind collective,
-                std::size_t bytes, bool equal_blocks = true) {
-  if (algorithm != Algorithm::kShm) return false;
-  if (call.size() == 1 || call.window()) return true;
-  algorithm = choose_without_shared_memory(
+// use_window's answer for a group without a window: out of line, so that the usual answer
+// stays a few instructions in every collective.
+[[gnu::noinline]] Algorithm algorithm_without_window(CollectiveCall& call, core::OpKind collective,
+                                                     std::size_t bytes, bool equal_blocks) {
+  return choose_without_shared_memory(
       SelectionInput{.collective = collective,
                      .bytes = bytes,
                      .group_size = call.size(),
                      .equal_blocks = equal_blocks,
                      .network = &call.communicator().network_settings()});
+}
+
+bool use_window(CollectiveCall& call, Algorithm& algorithm, core::OpKind collective,
+                std::size_t bytes, bool equal_blocks = true) {
+  if (algorithm != Algorithm::kShm) return false;
+  if (call.size() == 1 || call.window()) return true;
+  algorithm = algorithm_without_window(call, collective, bytes, equal_blocks);
   return false;
 }
 

@@ -134,36 +134,6 @@ std::span<const Algorithm> allowed_all_gather(bool equal_blocks) {
 
 }  // namespace
 
-const char* name_of(Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::kShm:
-      return "shm";
-    case Algorithm::kHierarchical:
-      return "hierarchical";
-    case Algorithm::kRing:
-      return "ring";
-    case Algorithm::kRecursiveDoubling:
-      return "recursive_doubling";
-    case Algorithm::kRabenseifner:
-      return "rabenseifner";
-    case Algorithm::kNaive:
-      return "naive";
-    case Algorithm::kBinomial:
-      return "binomial";
-    case Algorithm::kScatterAllgather:
-      return "scatter_allgather";
-    case Algorithm::kBruck:
-      return "bruck";
-    case Algorithm::kPairwise:
-      return "pairwise";
-    case Algorithm::kDissemination:
-      return "dissemination";
-    case Algorithm::kRecursiveHalving:
-      return "recursive_halving";
-  }
-  return "unknown";
-}
-
 const std::vector<Algorithm>& algorithms_of(OpKind collective) {
   using enum Algorithm;
   static const std::vector<Algorithm> kBroadcast{kBinomial, kScatterAllgather, kShm, kHierarchical};

@@ -36,8 +36,23 @@ enum class Algorithm : uint8_t {
   kRecursiveHalving,
 };
 
+namespace detail {
+// In the order of Algorithm's values. A table in the header: every collective names its
+// algorithm for the flight recorder.
+inline constexpr const char* kAlgorithmNames[] = {
+    "shm",          "hierarchical", "ring",          "recursive_doubling",
+    "rabenseifner", "naive",        "binomial",      "scatter_allgather",
+    "bruck",        "pairwise",     "dissemination", "recursive_halving"};
+static_assert(std::size(kAlgorithmNames) ==
+                  static_cast<std::size_t>(Algorithm::kRecursiveHalving) + 1,
+              "a name for every algorithm");
+}  // namespace detail
+
 // The name users write in an option or WEFT_ALGO: "shm", "recursive_doubling", ...
-const char* name_of(Algorithm algorithm);
+inline const char* name_of(Algorithm algorithm) {
+  const auto index = static_cast<std::size_t>(algorithm);
+  return index < std::size(detail::kAlgorithmNames) ? detail::kAlgorithmNames[index] : "unknown";
+}
 // Whether the selector chooses for `kind`. Not for point-to-point, which has no algorithms;
 // not for exscan either, which the API chooses for as scan, so that one WEFT_ALGO entry
 // ("scan=...") and one row of docs/algorithms.md cover both.

@@ -45,6 +45,18 @@ std::vector<OpRecord> OpRecorder::flight_snapshot() const {
   return records;
 }
 
+void OpRecorder::append_to_timeline(const Token& token, int64_t end, OpOutcome outcome) {
+  const OpStart& what = token.what;
+  TimelineEntry entry{token.start,    end,       what.seq,   what.bytes, what.op,
+                      what.algorithm, what.peer, what.dtype, outcome};
+  if (what.seq >= 0) {
+    timelines_->collectives.append(entry);
+  } else {
+    util::MutexLock lock(point_to_point_timeline_mutex_);
+    timelines_->point_to_point.append(entry);
+  }
+}
+
 void OpRecorder::dump(const std::string& group, int rank, int world_rank, const Error& cause) {
   if (!flight_enabled()) return;
   if (!dumped_.exchange(true))

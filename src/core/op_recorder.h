@@ -42,7 +42,7 @@ class OpRecorder {
 
   // A collective (what.seq >= 0) or a point-to-point call (what.seq < 0) starts.
   Token begin(const OpStart& what) {
-    if (!active_) return Token{what};
+    if (!active_) return Token{};
     int64_t now = now_for_flight_and_timeline();
     uint64_t index =
         what.seq >= 0 ? collectives_.begin_numbered(static_cast<uint64_t>(what.seq) + 1, what, now)
@@ -53,7 +53,8 @@ class OpRecorder {
     if (!active_) return;
     int64_t now = now_for_flight_and_timeline();
     (token.what.seq >= 0 ? collectives_ : point_to_point_).end(token.index, outcome, now);
-    if (timelines_) append_to_timeline(token, now, outcome);
+    if (timelines_) [[unlikely]]
+      append_to_timeline(token, now, outcome);
   }
 
   bool flight_enabled() const { return collectives_.enabled(); }
@@ -76,17 +77,8 @@ class OpRecorder {
   int64_t now_for_flight_and_timeline() const {
     return timelines_ ? clock_.ticks() : coarse_now_ns();
   }
-  void append_to_timeline(const Token& token, int64_t end, OpOutcome outcome) {
-    const OpStart& what = token.what;
-    TimelineEntry entry{token.start,    end,       what.seq,   what.bytes, what.op,
-                        what.algorithm, what.peer, what.dtype, outcome};
-    if (what.seq >= 0) {
-      timelines_->collectives.append(entry);
-    } else {
-      util::MutexLock lock(point_to_point_timeline_mutex_);
-      timelines_->point_to_point.append(entry);
-    }
-  }
+  // Out of line: kept in end(), it made end() too large to inline into every collective.
+  void append_to_timeline(const Token& token, int64_t end, OpOutcome outcome);
 
   FlightRecorder collectives_;
   FlightRecorder point_to_point_;
