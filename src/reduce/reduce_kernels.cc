@@ -157,6 +157,18 @@ template <typename T>
   }
 }
 
+// reduce_many of two inputs, which are one pair: the pair kernel rounds a 16-bit type once
+// too, and needs no blocks (they keep dst in the cache while a third input and more stream
+// through). Most of a small reduction of two members was the way to the kernel. False (nothing
+// done) for any other number of inputs and for PREMUL_SUM.
+inline bool reduced_as_pair(const KernelTable& table, DType dtype, ReduceOp op, void* dst,
+                            const void* const* srcs, std::size_t nsrcs, std::size_t count) {
+  check_supported(dtype, op);
+  if (nsrcs != 2 || op.kind == ReduceOp::kPremulSum) return false;
+  binary_for(table, dtype, op.kind)(dst, srcs[0], srcs[1], count);
+  return true;
+}
+
 }  // namespace
 
 namespace detail {
@@ -194,15 +206,8 @@ void reduce_pair_with(const KernelTable& table, DType dtype, ReduceOp op, void* 
 
 void reduce_many_with(const KernelTable& table, DType dtype, ReduceOp op, void* dst,
                       const void* const* srcs, std::size_t nsrcs, std::size_t count) {
-  check_supported(dtype, op);
+  if (reduced_as_pair(table, dtype, op, dst, srcs, nsrcs, count)) return;
   if (nsrcs == 0) throw Error(ErrorCode::kInvalidArgument, "reduce_many needs at least one input");
-  // Two inputs are one pair: the pair kernel rounds a 16-bit type once too, and needs no
-  // blocks (they keep dst in the cache while a third input and more stream through). Most of a
-  // small reduction of two members was the way to the kernel.
-  if (nsrcs == 2 && op.kind != ReduceOp::kPremulSum) {
-    binary_for(table, dtype, op.kind)(dst, srcs[0], srcs[1], count);
-    return;
-  }
   if (is_half(dtype)) {
     reduce_many_half(table, dtype, op, static_cast<uint16_t*>(dst), srcs, nsrcs, count);
   } else if (op.kind == ReduceOp::kPremulSum) {
@@ -229,7 +234,9 @@ void reduce_pair(DType dtype, ReduceOp op, void* dst, const void* a, const void*
 
 void reduce_many(DType dtype, ReduceOp op, void* dst, const void* const* srcs, std::size_t nsrcs,
                  std::size_t count) {
-  reduce_many_with(active_kernel_table(), dtype, op, dst, srcs, nsrcs, count);
+  const KernelTable& table = active_kernel_table();
+  if (reduced_as_pair(table, dtype, op, dst, srcs, nsrcs, count)) return;
+  reduce_many_with(table, dtype, op, dst, srcs, nsrcs, count);
 }
 
 }  // namespace weft::reduce

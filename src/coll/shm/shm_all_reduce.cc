@@ -51,8 +51,12 @@ void eager_reduce(CollectiveCall& call, uint8_t* data, std::size_t count, DType 
   uint8_t* mine = call.my_eager_data();
   util::copy_at_most_16(mine, data, bytes);
   if (call.rank() == root) {
-    MemberList<const void*> inputs(call.size());
-    for (int m = 0; m < call.size(); ++m) inputs[m] = m == root ? mine : call.await_eager_data(m);
+    // Filled with `mine` rather than null: a list of nulls is cleared with a call to memset,
+    // a visible part of this call.
+    MemberList<const void*> inputs(call.size(), mine);
+    for (int m = 0; m < call.size(); ++m) {
+      if (m != root) inputs[m] = call.await_eager_data(m);
+    }
     reduce::reduce_many(dtype, op, data, inputs.data(), call.size(), count);
   }
   call.end_eager();
