@@ -24,16 +24,7 @@ static_assert(std::ranges::all_of(weft::detail::kDTypeSizes,
 // Elements per float32 accumulator block for the 16-bit types (two such blocks on the stack).
 constexpr std::size_t kHalfBlock = 1024;
 
-bool is_float(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
-         dtype == DType::kBFloat16;
-}
-
 bool is_half(DType dtype) { return dtype == DType::kFloat16 || dtype == DType::kBFloat16; }
-
-bool is_bitwise(ReduceOp::Kind kind) {
-  return kind == ReduceOp::kBand || kind == ReduceOp::kBor || kind == ReduceOp::kBxor;
-}
 
 [[noreturn]] void refuse(DType dtype, ReduceOp::Kind kind, const char* why) {
   throw Error(ErrorCode::kInvalidArgument, "reduce op " + std::string(name_of(kind)) +
@@ -159,8 +150,8 @@ template <typename T>
 
 // reduce_many of two inputs, which are one pair: the pair kernel rounds a 16-bit type once
 // too, and needs no blocks (they keep dst in the cache while a third input and more stream
-// through). Most of a small reduction of two members was the way to the kernel. False (nothing
-// done) for any other number of inputs and for PREMUL_SUM.
+// through), so that a small reduction of two members is little more than its kernel. False
+// (nothing done) for any other number of inputs and for PREMUL_SUM.
 inline bool reduced_as_pair(const KernelTable& table, DType dtype, ReduceOp op, void* dst,
                             const void* const* srcs, std::size_t nsrcs, std::size_t count) {
   check_supported(dtype, op);

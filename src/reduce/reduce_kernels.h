@@ -56,15 +56,18 @@ void scale(DType dtype, void* dst, std::size_t count, double factor);
 void divide(DType dtype, void* dst, std::size_t count, std::size_t divisor);
 
 namespace detail {
+constexpr bool is_float(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
+         dtype == DType::kBFloat16;
+}
+constexpr bool is_bitwise(ReduceOp::Kind kind) {
+  return kind == ReduceOp::kBand || kind == ReduceOp::kBor || kind == ReduceOp::kBxor;
+}
 // Whether `kind` can reduce `dtype` by the rules above.
 constexpr bool reduces(DType dtype, ReduceOp::Kind kind) {
-  const bool is_float = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
-                        dtype == DType::kFloat16 || dtype == DType::kBFloat16;
-  const bool is_bitwise =
-      kind == ReduceOp::kBand || kind == ReduceOp::kBor || kind == ReduceOp::kBxor;
-  if (is_float && is_bitwise) return false;
+  if (is_float(dtype) && is_bitwise(kind)) return false;
   if (dtype == DType::kBool && kind == ReduceOp::kAvg) return false;
-  return is_float || kind != ReduceOp::kPremulSum;
+  return is_float(dtype) || kind != ReduceOp::kPremulSum;
 }
 // Bit k of kReducibleBy[d]: reduces(d, k). Every reduction checks its pair, twice for a
 // reduce or all_reduce (once as the call starts, once in the kernels): a load and a test.

@@ -38,8 +38,7 @@
 // no more than its entries. Every line that crosses between cores costs, more so when the host
 // puts the two vCPUs far apart (docs/PERFORMANCE.md, "Two modes"); so a reader that follows a
 // writer moves one line per two calls, and nobody reads a member's entries while it only reads
-// (below). In eager call n
-// a member
+// (below). In eager call n a member
 //   1. begin_eager(): if it only wrote in call n - kEagerDepth, whose entry call n reuses, and
 //      its last comparison did not cover that call, waits until every member has finished call
 //      n - kEagerDepth / 2 (half the ring, so that the next calls need no wait) and compares
