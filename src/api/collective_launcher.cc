@@ -46,11 +46,13 @@ void run(core::Communicator& comm, core::RunnerClaim::Hold hold, const Collectiv
       throw;
     }
   }
+  bool waited = true;
   try {
     coll::CollectiveCall call(comm, launch.name, launch.signature, seq, timeout_of(comm, launch),
                               launch.segment_bytes ? launch.segment_bytes : kDefaultSegmentBytes);
     body(call);
     call.report_slot_fills();
+    waited = call.waited();
   } catch (const Error& raised) {
     // An error of a hierarchical collective's host group is told in this group's ranks too.
     const Error error = comm.with_host_group_ranks_explained(raised);
@@ -66,7 +68,7 @@ void run(core::Communicator& comm, core::RunnerClaim::Hold hold, const Collectiv
     recorder.end(recorded, core::OpOutcome::kFailed);
     throw;
   }
-  recorder.end(recorded, core::OpOutcome::kDone);
+  recorder.end(recorded, core::OpOutcome::kDone, waited);
   if (logged) [[unlikely]]
     log_op_end(comm, launch, seq, "done");
 }

@@ -6,10 +6,11 @@
 // caller's thread or the group's worker, never both, as collectives run in order), and the
 // point-to-point calls', which any thread may post (claimed with a fetch_add).
 //
-// Cost of a collective with the flight recorder only: two coarse clock reads (~5-10 ns each)
-// and a dozen relaxed stores, nothing shared with another group. The timeline adds two
-// TimelineClock reads and a copy into its ring (a point-to-point call also takes the group's
-// timeline lock, as any thread may post one). With neither: one predictable branch.
+// Cost of a collective with the flight recorder only: a coarse clock read (~5-10 ns), a second
+// one at its end unless it was small and never waited (end()), and a dozen relaxed stores,
+// nothing shared with another group. The timeline adds two TimelineClock reads and a copy into
+// its ring (a point-to-point call also takes the group's timeline lock, as any thread may post
+// one). With neither: one predictable branch.
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,10 @@ namespace weft::core {
 
 class OpRecorder {
  public:
+  // The largest op whose end may be dated with its start (end()): a copy or reduction of this
+  // many bytes takes microseconds, far below the coarse clock's tick.
+  static constexpr int64_t kUndatedEndBytes = 64 * 1024;
+
   // What begin() hands to end().
   struct Token {
     OpStart what;
@@ -49,9 +54,14 @@ class OpRecorder {
                       : point_to_point_.begin(what, now);
     return Token{what, now, index};
   }
-  void end(const Token& token, OpOutcome outcome) {
+  // `waited`: whether the op waited past a spin. One that did not, on at most
+  // kUndatedEndBytes, ends within the coarse clock's tick of its start: its end is dated with
+  // its start, sparing a clock read (the timeline, which needs durations, reads it anyway).
+  void end(const Token& token, OpOutcome outcome, bool waited = true) {
     if (!active_) return;
-    int64_t now = now_for_flight_and_timeline();
+    int64_t now = waited || timelines_ || token.what.bytes > kUndatedEndBytes
+                      ? now_for_flight_and_timeline()
+                      : token.start;
     (token.what.seq >= 0 ? collectives_ : point_to_point_).end(token.index, outcome, now);
     if (timelines_) [[unlikely]]
       append_to_timeline(token, now, outcome);

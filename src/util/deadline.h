@@ -33,6 +33,9 @@ class LazyDeadline {
   }
   // The timeout this deadline counts; zero when unknown (made from a time point alone).
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // Whether the clock was read for it, or it was given: a call whose deadline stayed unread
+  // never had to wait past a spin.
+  bool known() const { return known_; }
 
  private:
   std::chrono::milliseconds timeout_{0};

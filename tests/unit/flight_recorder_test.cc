@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/op_record_text.h"
+#include "core/op_recorder.h"
 
 namespace weft::core {
 namespace {
@@ -164,6 +165,34 @@ TEST(FlightRecorder, TicksAreCopiedAsSteadyTime) {
   EXPECT_LE(kept[0].end_ns, after + slack);
   EXPECT_EQ(kept[1].end_ns, 0);  // running: no end to convert
   EXPECT_GE(kept[1].start_ns, kept[0].end_ns - slack);
+}
+
+// A small collective that never waited past a spin is dated once: its end is its start. One
+// that waited, or moved more than kUndatedEndBytes, reads the clock again at its end.
+TEST(OpRecorder, OnlyACollectiveThatWaitedOrIsLargeReadsTheClockAtItsEnd) {
+  int world = 0;
+  OpRecorder recorder("dating", &world, 0, 1);
+  ASSERT_TRUE(recorder.flight_enabled());
+  auto run = [&](int64_t seq, int64_t bytes, bool waited) {
+    OpStart what = op_numbered(seq);
+    what.bytes = bytes;
+    OpRecorder::Token token = recorder.begin(what);
+    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    recorder.end(token, OpOutcome::kDone, waited);
+  };
+  run(0, 8, false);
+  run(1, 8, true);
+  run(2, OpRecorder::kUndatedEndBytes, false);
+  run(3, OpRecorder::kUndatedEndBytes + 1, false);
+  std::vector<OpRecord> kept = recorder.flight_snapshot();
+  ASSERT_EQ(kept.size(), 4u);
+  // The coarse clock moves in ticks of at most 4 ms: 12 ms apart reads differ by 8 or more.
+  const int64_t at_least = 7'000'000;
+  EXPECT_EQ(kept[0].end_ns, kept[0].start_ns);
+  EXPECT_GE(kept[1].end_ns - kept[1].start_ns, at_least);
+  EXPECT_EQ(kept[2].end_ns, kept[2].start_ns);
+  EXPECT_GE(kept[3].end_ns - kept[3].start_ns, at_least);
+  for (const OpRecord& record : kept) EXPECT_EQ(record.outcome, OpOutcome::kDone);
 }
 
 TEST(OpRecordText, TruncatesAtTheBufferEnd) {
