@@ -44,7 +44,8 @@ class CollectiveCall {
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
   const core::OpSignature& signature() const { return signature_; }
-  // Whether one of the call's waits went past its spin (or the call was given its deadline).
+  // Whether the call read its deadline: one of its waits went past its spin or needed a time
+  // limit at once (a request's), or the call was given its deadline.
   bool waited() const { return deadline_.known(); }
   // Pipelining granularity for algorithms that split messages (tests make it tiny).
   std::size_t segment_bytes() const { return segment_bytes_; }

@@ -54,9 +54,10 @@ class OpRecorder {
                       : point_to_point_.begin(what, now);
     return Token{what, now, index};
   }
-  // `waited`: whether the op waited past a spin. One that did not, on at most
-  // kUndatedEndBytes, ends within the coarse clock's tick of its start: its end is dated with
-  // its start, sparing a clock read (the timeline, which needs durations, reads it anyway).
+  // `waited`: whether the op read its deadline (a wait went past its spin or needed a time
+  // limit). One that did not, on at most kUndatedEndBytes, ends within the coarse clock's tick
+  // of its start: its end is dated with its start, sparing a clock read (the timeline, which
+  // needs durations, reads it anyway).
   void end(const Token& token, OpOutcome outcome, bool waited = true) {
     if (!active_) return;
     int64_t now = waited || timelines_ || token.what.bytes > kUndatedEndBytes

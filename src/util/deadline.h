@@ -34,7 +34,7 @@ class LazyDeadline {
   // The timeout this deadline counts; zero when unknown (made from a time point alone).
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Whether the clock was read for it, or it was given: a call whose deadline stayed unread
-  // never had to wait past a spin.
+  // had no wait that needed one.
   bool known() const { return known_; }
 
  private:
