@@ -95,6 +95,23 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, StuckAllReduce, ::testing::Values("", "ring
                            return info.param.empty() ? std::string("selected") : info.param;
                          });
 
+// The launcher tells the recorder whether a call waited: a small all_reduce that waits for a
+// late peer is dated at its end too, so its duration shows the wait.
+TEST(FlightRecorder, ASmallCallThatWaitedForALatePeerIsDatedAtItsEnd) {
+  run_ranks_leaving_in_turn(2, [&](ProcessGroup& group) {
+    std::vector<float> data(2, 1.0f);
+    group.all_reduce(BufferView(data));  // both ranks past the group's set-up
+    if (group.rank() == 1) std::this_thread::sleep_for(60ms);
+    group.all_reduce(BufferView(data));
+    if (group.rank() != 0) return;
+    auto records = api::communicator_of(group).recorder().flight_snapshot();
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_EQ(records.back().outcome, core::OpOutcome::kDone);
+    // Rank 0 waited about 60 ms; the coarse clock's ticks (at most 4 ms) take off at most 8.
+    EXPECT_GE(records.back().end_ns - records.back().start_ns, 30'000'000);
+  });
+}
+
 TEST(FlightRecorder, ZeroEntriesDisablesIt) {
   ScopedEnv entries("WEFT_FLIGHT_RECORDER", "0");
   run_ranks_leaving_in_turn(2, [&](ProcessGroup& group) {
