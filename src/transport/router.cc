@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <list>
-#include <new>
 #include <thread>
 
 #include "util/log.h"
@@ -11,20 +10,6 @@
 namespace weft::transport {
 
 namespace {
-
-// A payload at least this large that nobody waits for yet, from a sender that none of our posted
-// receives names (nothing can be waiting behind it), stays in its socket until its receive is
-// posted; the path reads it into a buffer after all when the wait grows long (TcpPathOptions::
-// park_limit), so that a rank waiting on something else never waits on it for long. Smaller
-// ones go through a buffer: among them the segments of the collectives' pipelines (1 MiB by
-// default), which come back to back, each a little ahead of its receive; parked, each would stop
-// the stream until the one before it is handled.
-constexpr uint64_t kParkBytes = 2 * 1024 * 1024;
-// What a sender's messages that nobody took yet may hold of our memory. Beyond it, whatever it
-// sends next stays in its socket, and stays past the path's time limit too, until receives take
-// what we hold: a sender running ahead (the root of back-to-back broadcasts) then waits for us
-// through TCP's flow control instead of growing our memory without end.
-constexpr std::size_t kHeldPerSender = 8 * 1024 * 1024;
 
 std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& message) {
   return std::make_shared<const Error>(code, message);
@@ -45,7 +30,13 @@ Router::Router(int rank, int world_size)
 
 Router::~Router() { shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(2)); }
 
-void Router::add_path(std::unique_ptr<Path> path) { paths_.push_back(std::move(path)); }
+void Router::add_path(std::unique_ptr<Path> path) {
+  if (DepartureWatch* watch = path->departures()) departure_watches_.push_back(watch);
+  if (StreamedReceiver* receiver = path->streamed_receiver()) {
+    streamed_receivers_.push_back(receiver);
+  }
+  paths_.push_back(std::move(path));
+}
 
 Path* Router::path_to(int peer) const {
   for (const std::unique_ptr<Path>& path : paths_) {
@@ -56,8 +47,8 @@ Path* Router::path_to(int peer) const {
 
 void Router::watch(int peer) {
   if (watched_[peer].load(std::memory_order_relaxed)) return;
-  for (const std::unique_ptr<Path>& path : paths_) {
-    if (path->notices_departures() && path->watch(peer)) {
+  for (DepartureWatch* watch : departure_watches_) {
+    if (watch->watch(peer)) {
       watched_[peer].store(true, std::memory_order_relaxed);
       return;
     }
@@ -93,7 +84,7 @@ void Router::post_send(const RequestPtr& request) {
         "rank " + std::to_string(rank_) + " has no path to rank " + std::to_string(request->peer)));
     return;
   }
-  if (!path->notices_departures()) watch(request->peer);
+  if (!path->departures()) watch(request->peer);
   path->post_send(request);
 }
 
@@ -170,10 +161,6 @@ void Router::post_recv(const RequestPtr& request) {
   }
 }
 
-void Router::wake_parked() {
-  for (const std::unique_ptr<Path>& path : paths_) path->parked_message_wanted();
-}
-
 bool Router::cancel(Request& request, std::shared_ptr<const Error> reason) {
   if (request.done()) return false;
   if (request.kind == Request::Kind::kSend) {
@@ -188,8 +175,8 @@ bool Router::cancel(Request& request, std::shared_ptr<const Error> reason) {
       return true;
     }
   }
-  for (const std::unique_ptr<Path>& path : paths_) {
-    if (path->detach_receive(request, reason)) return true;
+  for (StreamedReceiver* receiver : streamed_receivers_) {
+    if (receiver->detach_receive(request, reason)) return true;
   }
   return false;
 }
@@ -280,108 +267,6 @@ void Router::deliver(const FrameHeader& header, const PayloadFill& fill) {
   receive->complete();
 }
 
-bool Router::should_park(const FrameHeader& header) const {
-  const int sender = static_cast<int>(header.source);
-  // A receive posted from the sender waits for a later message, maybe behind this one.
-  if (matcher_.has_posted_from(sender)) return false;
-  return header.bytes >= kParkBytes || matcher_.held_from(sender) >= kHeldPerSender;
-}
-
-Arrival Router::begin_arrival(const FrameHeader& header, bool may_park) {
-  Arrival arrival;
-  RequestPtr conflicting;
-  std::shared_ptr<const Error> mismatch;
-  {
-    util::MutexLock lock(mutex_);
-    arrival.receive = matcher_.take_posted(header);
-    if (arrival.receive) {
-      mismatch = check_fit(*arrival.receive, header);
-    } else if (may_park && should_park(header)) {
-      arrival.unexpected = matcher_.add_parked(header);
-      arrival.parked = true;
-    } else {
-      // Nobody waits for this tag, but someone may wait for another message of the same
-      // operation from this sender while believing it runs something else.
-      if ((conflicting = matcher_.take_conflicting_posted(header))) {
-        mismatch = check_fit(*conflicting, header);
-      }
-      try {
-        arrival.unexpected = matcher_.add_unexpected(header);
-      } catch (const std::bad_alloc&) {
-        arrival.no_room = true;
-      }
-    }
-  }
-  if (conflicting) {
-    conflicting->fail(mismatch);  // the message itself waits, unexpected
-  } else if (mismatch) {
-    arrival.receive->fail(mismatch);  // the payload is read and dropped
-    arrival.receive.reset();
-  }
-  return arrival;
-}
-
-void Router::finish_arrival(UnexpectedMessage* message) {
-  RequestPtr claimed;
-  FrameHeader header;
-  {
-    util::MutexLock lock(mutex_);
-    message->complete = true;
-    claimed = std::move(message->claimed_by);
-    if (!claimed) return;
-    header = message->header;
-    // A receive that does not fit fails (post_recv; maybe only now, on its thread), and must
-    // not be written: its buffer may be smaller than the message.
-    if (!fits(*claimed, header)) {
-      matcher_.erase_unexpected(message);
-      return;
-    }
-    if (header.bytes) std::memcpy(claimed->data, message->buffer.get(), header.bytes);
-    matcher_.erase_unexpected(message);
-  }
-  claimed->source = static_cast<int>(header.source);
-  claimed->complete();
-}
-
-Arrival Router::resume_arrival(UnexpectedMessage* message, bool give_up) {
-  Arrival arrival;
-  util::MutexLock lock(mutex_);
-  if (message->claimed_by) {
-    RequestPtr receive = std::move(message->claimed_by);
-    const bool fit = fits(*receive, message->header);
-    matcher_.erase_unexpected(message);
-    // A receive that does not fit fails (post_recv; maybe only now, on its thread): the payload
-    // is dropped, never read into a buffer too small for it.
-    if (fit) arrival.receive = std::move(receive);
-    return arrival;
-  }
-  const bool held_enough =
-      matcher_.held_from(static_cast<int>(message->header.source)) >= kHeldPerSender;
-  if (!message->unpark_wanted && (!give_up || held_enough)) {
-    arrival.unexpected = message;
-    arrival.parked = true;
-    return arrival;
-  }
-  try {
-    matcher_.unpark(message);
-    arrival.unexpected = message;
-  } catch (const std::bad_alloc&) {
-    matcher_.erase_unexpected(message);
-    arrival.no_room = true;
-  }
-  return arrival;
-}
-
-void Router::abandon_arrival(UnexpectedMessage* message, std::shared_ptr<const Error> why) {
-  RequestPtr claimed;
-  {
-    util::MutexLock lock(mutex_);
-    claimed = std::move(message->claimed_by);
-    matcher_.erase_unexpected(message);
-  }
-  if (claimed) claimed->fail(std::move(why));
-}
-
 // ------------------------------------------------------------------------------------------
 // Failures
 // ------------------------------------------------------------------------------------------
@@ -411,7 +296,7 @@ void Router::peer_lost(int peer, std::shared_ptr<const Error> error, bool died) 
   }
   for (const std::unique_ptr<Path>& path : paths_) path->drop_peer(peer, error, victims);
   if (died) {
-    for (const std::unique_ptr<Path>& path : paths_) path->announce_death(peer, error->message());
+    for (DepartureWatch* watch : departure_watches_) watch->announce_death(peer, error->message());
     util::MutexLock lock(mutex_);
     --announcements_in_flight_;
   }
@@ -433,7 +318,7 @@ void Router::fail_context(uint64_t context, std::shared_ptr<const Error> error) 
   }
   for (const RequestPtr& victim : victims) victim->fail(error);
   if (listener.on_context_aborted) listener.on_context_aborted(context, error);
-  for (const std::unique_ptr<Path>& path : paths_) path->announce_abort(context, error->message());
+  for (DepartureWatch* watch : departure_watches_) watch->announce_abort(context, error->message());
 }
 
 void Router::abort_context(uint64_t context, std::shared_ptr<const Error> reason) {
@@ -465,8 +350,8 @@ std::shared_ptr<const Error> Router::first_death() const {
 // ------------------------------------------------------------------------------------------
 
 std::string Router::peer_address(int peer) const {
-  for (const std::unique_ptr<Path>& path : paths_) {
-    std::string address = path->peer_address(peer);
+  for (const DepartureWatch* watch : departure_watches_) {
+    std::string address = watch->peer_address(peer);
     if (!address.empty()) return address;
   }
   return {};
@@ -474,8 +359,8 @@ std::string Router::peer_address(int peer) const {
 
 void Router::probe_peer(int peer) {
   if (peer == rank_) return;
-  for (const std::unique_ptr<Path>& path : paths_) {
-    if (path->notices_departures() && path->watch(peer)) return;
+  for (DepartureWatch* watch : departure_watches_) {
+    if (watch->watch(peer)) return;
   }
 }
 
@@ -483,12 +368,14 @@ void Router::log_paths() const {
   for (int peer = 0; peer < world_size_; ++peer) {
     if (peer == rank_) continue;
     util::log_info(util::Subsys::kTransport, [&] {
-      const Path* path = path_to(peer);
+      Path* path = path_to(peer);
       const std::string address = peer_address(peer);
+      const bool own_address =
+          path && path->departures() && !path->departures()->peer_address(peer).empty();
       std::string how =
           !path             ? std::string("no path")
           : address.empty() ? std::string(path->name()) + " (its address read when first used)"
-          : path->peer_address(peer).empty()
+          : !own_address
               // The address errors name it by is another path's.
               ? std::string(path->name()) + " (same host; its TCP address " + address + ")"
               : std::string(path->name()) + " at " + address;
@@ -521,10 +408,10 @@ void Router::shutdown(std::chrono::steady_clock::time_point flush_deadline) {
   // What is queued on a path that cannot say goodbye goes first: a peer drains it when it
   // hears, on a path that can, that we left.
   for (const std::unique_ptr<Path>& path : paths_) {
-    if (!path->notices_departures()) path->shutdown(flush_deadline);
+    if (!path->departures()) path->shutdown(flush_deadline);
   }
   for (const std::unique_ptr<Path>& path : paths_) {
-    if (path->notices_departures()) path->shutdown(flush_deadline);
+    if (path->departures()) path->shutdown(flush_deadline);
   }
 }
 

@@ -1,17 +1,19 @@
 // Router — the Transport a process uses: matching and peer liveness for every path under it.
 //
-// - Paths (path.h) are added in order of preference; each peer is reached by the first that
-//   reaches it (shared memory for ranks of this host, TCP for the others). A message to oneself
-//   is copied here.
+// - Paths (path.h) are added in order of preference (the table of path kinds, path_table.h);
+//   each peer is reached by the first that reaches it (shared memory for ranks of this host,
+//   TCP for the others). A message to oneself is copied here.
 // - Receives are posted here, never in a path: every path delivers what arrives into one
 //   Matcher, so a receive from anyone takes the first message from any path, and the order per
 //   (sender, context, tag) and mismatch detection hold whichever path a message took.
-// - Every path in use today notices departures itself (TCP by its connections, shared memory by
-//   goodbyes in its rings and pidfds); a peer reached by a path that could not would be watched
-//   by one that can, from the first message to or from it. When any path reports a
-//   peer lost, every path first delivers what that peer sent, then stops sending to it; then
-//   what is pending with it fails, and a death is announced to every other peer before our own
-//   waiters wake (a waiter that gives up says goodbye, and the news must be ahead of it).
+// - A path that notices departures itself (departure_watch.h: TCP by its connections, shared
+//   memory by goodbyes in its rings and pidfds) watches the peers it reaches; a peer reached by
+//   a path that cannot is watched by one that can, from the first message to or from it.
+// - A path that reads payloads in place (streamed_arrivals.h: TCP) asks here where each one
+//   goes, and may leave it in its socket until its receive comes (router_arrivals.cc). When any
+//   path reports a peer lost, every path first delivers what that peer sent, then stops sending to
+//   it; then what is pending with it fails, and a death is announced to every other peer before our
+//   own waiters wake (a waiter that gives up says goodbye, and the news must be ahead of it).
 // Thread-safety: every method is thread-safe. The Router never holds its lock while it calls
 // into a path; paths call PathEvents with their connection's input lock held, so the lock
 // order is: a path's input lock -> the Router's.
@@ -24,14 +26,16 @@
 #include <vector>
 
 #include "transport/buffer_pool.h"
+#include "transport/departure_watch.h"
 #include "transport/matcher.h"
 #include "transport/path.h"
+#include "transport/streamed_arrivals.h"
 #include "transport/transport.h"
 #include "util/mutex.h"
 
 namespace weft::transport {
 
-class Router : public Transport, public PathEvents {
+class Router : public Transport, public StreamedArrivalEvents {
  public:
   Router(int rank, int world_size);
   // Shuts down (2 s to flush).
@@ -66,10 +70,6 @@ class Router : public Transport, public PathEvents {
 
   // --- PathEvents ---
   void deliver(const FrameHeader& header, const PayloadFill& fill) override;
-  Arrival begin_arrival(const FrameHeader& header, bool may_park) override;
-  Arrival resume_arrival(UnexpectedMessage* message, bool give_up) override;
-  void finish_arrival(UnexpectedMessage* message) override;
-  void abandon_arrival(UnexpectedMessage* message, std::shared_ptr<const Error> why) override;
   void peer_lost(int peer, std::shared_ptr<const Error> error, bool died) override;
   void context_aborted(uint64_t context, std::shared_ptr<const Error> error) override {
     fail_context(context, std::move(error));
@@ -77,8 +77,14 @@ class Router : public Transport, public PathEvents {
   News news_for_new_peer() const override;
   std::shared_ptr<const Error> first_death() const override;
 
+  // --- StreamedArrivalEvents (router_arrivals.cc) ---
+  Arrival begin_arrival(const FrameHeader& header, bool may_park) override;
+  Arrival resume_arrival(UnexpectedMessage* message, bool give_up) override;
+  void finish_arrival(UnexpectedMessage* message) override;
+  void abandon_arrival(UnexpectedMessage* message, std::shared_ptr<const Error> why) override;
+
  private:
-  // Every path with a parked message is told that one is wanted (no lock held).
+  // Every path that parks messages is told that one is wanted (no lock held).
   void wake_parked();
   // Whether a message nobody waits for, whose path can leave its payload in the socket, stays
   // there (begin_arrival): a large one, or any once its sender holds enough of our memory.
@@ -94,6 +100,13 @@ class Router : public Transport, public PathEvents {
   // Fails what is pending in `context` here, tells the listener and every peer.
   void fail_context(uint64_t context, std::shared_ptr<const Error> error);
 
+  // What a sender's messages that nobody took yet may hold of our memory. Beyond it, whatever
+  // it sends next stays in its socket (where its path can leave it), and stays past the path's
+  // time limit too, until receives take what we hold: a sender running ahead (the root of
+  // back-to-back broadcasts) then waits for us through TCP's flow control instead of growing
+  // our memory without end.
+  static constexpr std::size_t kHeldPerSender = 8 * 1024 * 1024;
+
   const int rank_;
   const int world_size_;
   std::unique_ptr<std::atomic<bool>[]> failed_;   // per peer: set once, under mutex_
@@ -102,7 +115,7 @@ class Router : public Transport, public PathEvents {
   std::atomic<bool> refusing_{false};
 
   mutable util::Mutex mutex_;
-  BufferPool pool_;  // keeps kHeldPerSender of each size (router.cc)
+  BufferPool pool_;  // keeps kHeldPerSender of each size
   Matcher matcher_ WEFT_GUARDED_BY(mutex_){pool_};
   std::vector<std::shared_ptr<const Error>> failures_ WEFT_GUARDED_BY(mutex_);  // per peer
   std::map<uint64_t, std::shared_ptr<const Error>> aborted_contexts_ WEFT_GUARDED_BY(mutex_);
@@ -113,8 +126,11 @@ class Router : public Transport, public PathEvents {
   TransportListener listener_ WEFT_GUARDED_BY(mutex_);
   bool shutting_down_ WEFT_GUARDED_BY(mutex_) = false;
 
-  // Last: destroyed first, while what their threads call back into still exists.
+  // Last: destroyed first, while what their threads call back into still exists. The
+  // capabilities are the paths' own (Path::departures, Path::streamed_receiver), in path order.
   std::vector<std::unique_ptr<Path>> paths_;
+  std::vector<DepartureWatch*> departure_watches_;
+  std::vector<StreamedReceiver*> streamed_receivers_;
 };
 
 }  // namespace weft::transport

@@ -1,7 +1,7 @@
 // Large payloads that arrive before their receive stay in the socket ("parked",
-// PathEvents::begin_arrival) and go straight into the receive's buffer once it is posted; a
-// receive that may wait behind one, the park limit, a mismatched receive and the sender's end
-// all get it out of the way. And a stream of large and small messages mixed arrives whole.
+// StreamedArrivalEvents::begin_arrival) and go straight into the receive's buffer once it is
+// posted; a receive that may wait behind one, the park limit, a mismatched receive and the sender's
+// end all get it out of the way. And a stream of large and small messages mixed arrives whole.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "transport/buffer_pool.h"
+#include "transport/departure_watch.h"
 #include "transport/path.h"
 #include "transport/request.h"
 #include "transport/shm/mailbox.h"
@@ -57,7 +58,7 @@ struct ShmPathOptions {
   bool single_copy = true;  // offer large messages for process_vm_readv where the kernel allows
 };
 
-class ShmPath final : public Path {
+class ShmPath final : public Path, public DepartureWatch {
  public:
   static constexpr std::size_t kInlineBytes = 16 << 10;
   // From here on a message is offered for a single-copy read; below, copying it through the
@@ -85,7 +86,7 @@ class ShmPath final : public Path {
            out.gone_before_reached.load(std::memory_order_acquire);
   }
 
-  bool notices_departures() const override { return true; }
+  DepartureWatch* departures() override { return this; }
   // Watches a peer this path reaches (every same-host peer we talk to is watched anyway).
   bool watch(int peer) override;
 

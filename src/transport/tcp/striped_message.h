@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "transport/matcher.h"
-#include "transport/path.h"
 #include "transport/request.h"
+#include "transport/streamed_arrivals.h"
 #include "util/mutex.h"
 #include "weft/error.h"
 
@@ -51,7 +51,7 @@ class StripedArrival {
   // A piece is in (`failure` null) or never will be. The last one settles the message: its
   // receive completes (or fails with the first failure), an unexpected message is finished or
   // abandoned through `events`.
-  void piece_done(PathEvents& events, const std::shared_ptr<const Error>& failure) {
+  void piece_done(StreamedArrivalEvents& events, const std::shared_ptr<const Error>& failure) {
     if (failure) {
       util::MutexLock lock(mutex_);
       if (!failure_) failure_ = failure;
@@ -70,7 +70,7 @@ class StripedArrival {
   }
 
  private:
-  void settle(PathEvents& events) {
+  void settle(StreamedArrivalEvents& events) {
     std::shared_ptr<const Error> failure;
     {
       util::MutexLock lock(mutex_);

@@ -188,8 +188,8 @@ class TcpConnection {
   uint8_t* payload_target WEFT_GUARDED_BY(in_mutex) = nullptr;  // null: discard the payload
   RequestPtr bound_receive WEFT_GUARDED_BY(in_mutex);           // the receive the payload goes to
   UnexpectedMessage* bound_unexpected WEFT_GUARDED_BY(in_mutex) = nullptr;
-  // The message whose payload is left in the socket for now (PathEvents::begin_arrival), and
-  // since when: nothing after it is read until it is resumed.
+  // The message whose payload is left in the socket for now (StreamedArrivalEvents::begin_arrival),
+  // and since when: nothing after it is read until it is resumed.
   UnexpectedMessage* parked WEFT_GUARDED_BY(in_mutex) = nullptr;
   std::chrono::steady_clock::time_point parked_since WEFT_GUARDED_BY(in_mutex);
   std::vector<uint8_t> control_payload WEFT_GUARDED_BY(in_mutex);

@@ -50,7 +50,7 @@ std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& messa
 
 }  // namespace
 
-TcpPath::TcpPath(const TcpPathOptions& options, PathEvents& events)
+TcpPath::TcpPath(const TcpPathOptions& options, StreamedArrivalEvents& events)
     : options_(options), events_(events) {
   listeners_.reserve(1 + options.more_listen_addresses.size());
   auto add_listener = [this](const util::SocketAddress& address) {

@@ -23,10 +23,10 @@
 //   request reads (the connection the peer's messages come on, once known: Peer::carrier) and
 //   writes its peer's connection, and writes every other queue, itself: on
 //   the fast path no message waits for the loop thread to wake. Payloads are read straight
-//   into the matching receive's buffer (the Router matches: PathEvents::begin_arrival); a
-//   message that arrives before its receive waits in the Router's pooled buffer, or, when the
+//   into the matching receive's buffer (the Router matches: StreamedArrivalEvents::begin_arrival);
+//   a message that arrives before its receive waits in the Router's pooled buffer, or, when the
 //   Router says so (a large one, or any once its sender holds enough of our memory), in the
-//   socket until its receive comes ("parked", PathEvents::begin_arrival).
+//   socket until its receive comes ("parked", StreamedArrivalEvents::begin_arrival).
 // - A connection that ends without a goodbye means the peer died: the Router hears of it, fails
 //   every pending request that names it, and has the news told to every other connected peer
 //   (announce_death), as it does for a death a peer reports to us.
@@ -69,7 +69,9 @@
 #include <thread>
 #include <vector>
 
+#include "transport/departure_watch.h"
 #include "transport/path.h"
+#include "transport/streamed_arrivals.h"
 #include "transport/tcp/candidate_dial.h"
 #include "transport/tcp/tcp_connection.h"
 #include "util/mutex.h"
@@ -86,7 +88,7 @@ struct TcpPathOptions {
   std::vector<util::SocketAddress> more_listen_addresses;  // each with a listener of its own
   std::chrono::milliseconds handshake_timeout{10'000};
   // How long a parked payload waits before the Router is asked to let it be read into a buffer
-  // (PathEvents::resume_arrival's give_up; it keeps one whose sender holds enough of our
+  // (StreamedArrivalEvents::resume_arrival's give_up; it keeps one whose sender holds enough of our
   // memory); tests make it long to see a payload stay.
   std::chrono::milliseconds park_limit{2};
   // The TCP congestion control of every connection to a peer (resolve_congestion_control's
@@ -106,10 +108,10 @@ struct TcpPathOptions {
   std::chrono::milliseconds proof_wait{0};
 };
 
-class TcpPath final : public Path {
+class TcpPath final : public Path, public DepartureWatch, public StreamedReceiver {
  public:
   // `events` outlives this path (the Router that owns it).
-  TcpPath(const TcpPathOptions& options, PathEvents& events);
+  TcpPath(const TcpPathOptions& options, StreamedArrivalEvents& events);
   ~TcpPath() override;
 
   // Where peers reach us ("host:port" with the real port): the first listener's address, and
@@ -132,7 +134,8 @@ class TcpPath final : public Path {
   bool reaches(int peer) const override {
     return peer >= 0 && peer < options_.world_size && peer != options_.rank;
   }
-  bool notices_departures() const override { return true; }
+  DepartureWatch* departures() override { return this; }
+  StreamedReceiver* streamed_receiver() override { return this; }
   // Connects to the peer unless a connection is made already; false while its address cannot
   // be read.
   bool watch(int peer) override;
@@ -407,7 +410,7 @@ class TcpPath final : public Path {
   // Points the frame's payload where the Router said (begin_frame, resume_parked).
   void take_arrival(TcpConnection* connection, Arrival& arrival)
       WEFT_REQUIRES(connection->in_mutex);
-  // --- payloads parked in the socket (PathEvents::begin_arrival) ---
+  // --- payloads parked in the socket (StreamedArrivalEvents::begin_arrival) ---
   // Leaves the current payload, and everything behind it, unread for now.
   void park(TcpConnection* connection, UnexpectedMessage* message)
       WEFT_REQUIRES(connection->in_mutex);
@@ -445,7 +448,7 @@ class TcpPath final : public Path {
   std::shared_ptr<const Error> peer_error(int peer, ErrorCode code, const std::string& what) const;
 
   TcpPathOptions options_;
-  PathEvents& events_;
+  StreamedArrivalEvents& events_;
   std::vector<Listener> listeners_;  // never resized after construction: epoll points into it
   const Listener* listener_of(const void* tag) const;
   util::Fd epoll_fd_;
