@@ -4,6 +4,10 @@
 // so ranks on several hosts sharing an NFS mount (with working locks) can rendezvous through it.
 // Each FileStore object registers as a user of the file; the last user to be destroyed removes
 // the file, so a finished job leaves nothing behind. Blocking calls poll with back-off.
+// The file is created with mode 0600; an existing one is used only when it is a regular file of
+// this user's that group and others may not write, and a symbolic link is never followed
+// (kUnauthorized, or kInvalidArgument for a link): another user's file in a shared /tmp would
+// let that user read the job's keys and write into its rendezvous.
 // Thread-safe.
 #pragma once
 

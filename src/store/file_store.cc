@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <thread>
 
 #include "store/key_value_table.h"
@@ -30,8 +31,17 @@ class FileStore::LockedFile {
  public:
   // Gives up with kTimeout when another process holds the file's lock past `timeout`.
   LockedFile(const std::string& path, std::chrono::milliseconds timeout) : path_(path) {
-    fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (!fd_.valid()) util::throw_system_error("open " + path, errno);
+    fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd_.valid()) {
+      if (errno == ELOOP) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "the store file " + path + " is a symbolic link, which FileStore does not " +
+                        "follow (another user could point it at a file of theirs): name the " +
+                        "file itself");
+      }
+      util::throw_system_error("open " + path, errno);
+    }
+    refuse_if_others_can_write();
     lock_before(util::deadline_after(timeout), timeout);
     replay();
   }
@@ -57,6 +67,25 @@ class FileStore::LockedFile {
   void remove_file() { ::unlink(path_.c_str()); }
 
  private:
+  // A file another user owns, or that others may write, lets them read the job's keys or write
+  // records of their own into its rendezvous (a file left in /tmp beforehand).
+  void refuse_if_others_can_write() {
+    struct stat info {};
+    if (::fstat(fd_.get(), &info) != 0) util::throw_system_error("fstat " + path_, errno);
+    auto refuse = [&](const std::string& why) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+      throw Error(ErrorCode::kUnauthorized,
+                  "the store file " + path_ + " " + why + " (owner uid " +
+                      std::to_string(info.st_uid) + ", mode " + mode + "): FileStore uses only " +
+                      "a regular file of this user's (uid " + std::to_string(::geteuid()) +
+                      ") that no one else may write; remove it, or name another path");
+    };
+    if (!S_ISREG(info.st_mode)) refuse("is not a regular file");
+    if (info.st_uid != ::geteuid()) refuse("belongs to another user");
+    if (info.st_mode & (S_IWGRP | S_IWOTH)) refuse("may be written by other users");
+  }
+
   // flock() itself cannot time out: try without blocking, with pauses that grow to 10 ms.
   void lock_before(util::Clock::time_point deadline, std::chrono::milliseconds timeout) {
     auto pause = std::chrono::microseconds(50);

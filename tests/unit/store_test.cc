@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -848,6 +849,68 @@ TEST(FileStoreLocking, AFileLockedByAnotherProcessIsATimeout) {
   store.set("k", to_bytes("v"));
   EXPECT_EQ(to_string(store.get("k")), "v");
   ::unlink(path.c_str());
+}
+
+// A file that another user could have left in a shared /tmp: FileStore must not use it.
+TEST(FileStoreFile, AFileOthersMayWriteIsRefusedAndLeftAlone) {
+  std::string path = testing::unique_temp_path("filestore_open_to_all");
+  ::unlink(path.c_str());
+  util::Fd made(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  ASSERT_TRUE(made.valid());
+  ASSERT_EQ(::fchmod(made.get(), 0666), 0);
+  Error error = error_of([&] { FileStore store(path); });
+  EXPECT_EQ(error.code(), ErrorCode::kUnauthorized) << error.what();
+  EXPECT_NE(error.message().find("may be written by other users"), std::string::npos)
+      << error.message();
+  EXPECT_NE(error.message().find("0666"), std::string::npos) << error.message();
+  struct stat info {};
+  ASSERT_EQ(::fstat(made.get(), &info), 0);
+  EXPECT_EQ(info.st_size, 0) << "FileStore wrote into a file it refused";
+  ::unlink(path.c_str());
+}
+
+TEST(FileStoreFile, AFileOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can make a file another user owns";
+  std::string path = testing::unique_temp_path("filestore_other_owner");
+  ::unlink(path.c_str());
+  util::Fd made(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  ASSERT_TRUE(made.valid());
+  ASSERT_EQ(::fchown(made.get(), 65534, 65534), 0);  // nobody
+  Error error = error_of([&] { FileStore store(path); });
+  EXPECT_EQ(error.code(), ErrorCode::kUnauthorized) << error.what();
+  EXPECT_NE(error.message().find("belongs to another user"), std::string::npos)
+      << error.message();
+  ::unlink(path.c_str());
+}
+
+TEST(FileStoreFile, ASymbolicLinkIsNotFollowed) {
+  std::string target = testing::unique_temp_path("filestore_link_target");
+  std::string link = testing::unique_temp_path("filestore_link");
+  ::unlink(target.c_str());
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  Error error = error_of([&] { FileStore store(link); });
+  EXPECT_EQ(error.code(), ErrorCode::kInvalidArgument) << error.what();
+  EXPECT_NE(error.message().find("symbolic link"), std::string::npos) << error.message();
+  EXPECT_NE(::access(target.c_str(), F_OK), 0) << "the link's target was created";
+  ::unlink(link.c_str());
+}
+
+TEST(FileStoreFile, ANewFileIsTheUsersAlone) {
+  std::string path = testing::unique_temp_path("filestore_new");
+  ::unlink(path.c_str());
+  ::mode_t old_mask = ::umask(0);
+  {
+    FileStore store(path);
+    ::umask(old_mask);
+    struct stat info {};
+    ASSERT_EQ(::stat(path.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 07777, 0600u);
+    EXPECT_EQ(info.st_uid, ::geteuid());
+    store.set("k", to_bytes("v"));
+    EXPECT_EQ(to_string(FileStore(path).get("k")), "v");  // a second user of the same file
+  }
+  ::umask(old_mask);
 }
 
 TEST(TcpStoreClient, AServerThatStopsReadingIsATimeout) {
