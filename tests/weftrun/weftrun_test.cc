@@ -220,6 +220,36 @@ TEST(Weftrun, JobTokenFromTheEnvironmentOrTheFlag) {
   EXPECT_EQ(count_of(from_flag.out(), "token=opensesame\n"), 2) << from_flag.out();
 }
 
+// The listening sockets on `port` in /proc/net/tcp and tcp6 text: each one's local address, as
+// the kernel writes it (0100007F is 127.0.0.1; all zeros is every address).
+std::vector<std::string> listeners_on_port(const std::string& proc_net_tcp, int port) {
+  char port_hex[8];
+  std::snprintf(port_hex, sizeof port_hex, "%04X", port);
+  std::vector<std::string> listeners;
+  std::regex row(R"(^\s*\[rank 0\] \s*\d+: ([0-9A-F]+):([0-9A-F]{4}) [0-9A-F]+:[0-9A-F]{4} 0A )");
+  for (const std::string& line : lines_of(proc_net_tcp)) {
+    std::smatch m;
+    if (std::regex_search(line, m, row) && m[2] == port_hex) listeners.push_back(m[1]);
+  }
+  return listeners;
+}
+
+TEST(Weftrun, AOneNodeJobOnAGivenMasterPortServesItsStoreOnLoopbackOnly) {
+  TempDir dir;
+  const int port = free_port();
+  Weftrun run({"-n", "2", "--master-port", std::to_string(port), "sh", "-c",
+               "cat /proc/net/tcp /proc/net/tcp6"},
+              dir.path());
+  ASSERT_EQ(run.wait(10s), 0) << run.err();
+  std::vector<std::string> listeners = listeners_on_port(run.out(), port);
+  ASSERT_FALSE(listeners.empty()) << "no listener on the store's port " << port << ":\n"
+                                  << run.out();
+  for (const std::string& address : listeners) {
+    EXPECT_TRUE(address == "0100007F" || address == "00000000000000000000000001000000")
+        << "the store listens on " << address << ", not loopback only";
+  }
+}
+
 TEST(Weftrun, PrefixesEveryLineWithTheRank) {
   TempDir dir;
   Weftrun run({"-n", "2", "sh", "-c", "echo out$RANK; echo err$RANK >&2; printf partial$RANK"},
@@ -665,6 +695,8 @@ TEST(Weftrun, HelpPrintsUsage) {
   EXPECT_NE(run.out().find("--nproc-per-node"), std::string::npos);
   // torchrun's underscore spellings work but are not listed twice.
   EXPECT_EQ(run.out().find("--nproc_per_node"), std::string::npos) << run.out();
+  // The default token is weftrun's own on one node; nothing shares it through the store.
+  EXPECT_EQ(run.out().find("shared through the store"), std::string::npos) << run.out();
   EXPECT_EQ(run.err(), "");
 }
 

@@ -147,8 +147,8 @@ std::unique_ptr<CLI::App> make_parser(LaunchOptions& options, HostFlags& hosts) 
       "(default 29500; a one-node job without it picks free ports)")
       ->check(within(1, 65534));
   add("--job-token", options.job_token, "TOKEN",
-      "the job's token (default: WEFT_JOB_TOKEN, else a random one\n"
-      "made by node 0 and shared through the store)")
+      "the job's token (default: WEFT_JOB_TOKEN, else, for a job on one\n"
+      "node, a random one; a job on several nodes must be given one)")
       ->check(non_empty("a non-empty token"));
   add("--join-timeout", options.join_timeout_seconds, "SECONDS",
       "how long nodes wait for each other at start (default 300)")

@@ -124,8 +124,12 @@ int launch(const LaunchOptions& options) {
     layout.master_port = pick_free_port();
   } else {
     if (options.node_rank == 0) {
+      // Other nodes reach the store through --master-addr, which may name this host in a way
+      // it cannot bind (a name of the cluster's, a NAT): every address. A job on this node
+      // alone binds the address its ranks use, loopback by default, out of other hosts' reach.
+      const std::string bind = options.nnodes == 1 ? options.master_addr : "";
       try {
-        store = StoreHost::on_port(options.master_port, token);
+        store = StoreHost::on_port(bind, options.master_port, token);
       } catch (const std::exception& error) {
         throw std::runtime_error("cannot host the job's store on port " +
                                  std::to_string(options.master_port) + ": " + error.what());

@@ -13,9 +13,10 @@ std::unique_ptr<StoreHost> StoreHost::on_free_local_port(const std::string& job_
   return std::unique_ptr<StoreHost>(new StoreHost(std::make_unique<TcpStoreServer>(options)));
 }
 
-std::unique_ptr<StoreHost> StoreHost::on_port(int port, const std::string& job_token) {
+std::unique_ptr<StoreHost> StoreHost::on_port(const std::string& host, int port,
+                                              const std::string& job_token) {
   TcpStoreServer::Options options;
-  options.host = "";  // every address: other nodes connect to --master-addr
+  options.host = host;
   options.port = port;
   options.job_token = job_token;
   return std::unique_ptr<StoreHost>(new StoreHost(std::make_unique<TcpStoreServer>(options)));

@@ -18,8 +18,9 @@ class StoreHost {
  public:
   // On a free port of 127.0.0.1: a one-node job. Clients must prove they know `job_token`.
   static std::unique_ptr<StoreHost> on_free_local_port(const std::string& job_token);
-  // On `port` of every address: node 0 of a job that spans nodes (or a fixed --master-port).
-  static std::unique_ptr<StoreHost> on_port(int port, const std::string& job_token);
+  // On `port` of `host`; every address when `host` is empty: node 0 of a job that spans nodes.
+  static std::unique_ptr<StoreHost> on_port(const std::string& host, int port,
+                                            const std::string& job_token);
 
   int port() const { return server_->port(); }
   int num_clients() const { return server_->num_clients(); }
