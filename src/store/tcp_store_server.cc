@@ -260,7 +260,7 @@ class TcpStoreServer::Loop {
   }
 
   void pause_accepting(int error) {
-    util::log_warn(util::Subsys::kStore, [&] {
+    accept_pauses_.warn([&] {
       return "store server: cannot accept a connection (" + std::string(strerror(error)) +
              "); accepting again in " + std::to_string(kAcceptPause.count()) + " ms";
     });
@@ -624,6 +624,8 @@ class TcpStoreServer::Loop {
   util::WarningLimiter stalls_{util::Subsys::kStore, kWarningInterval};
   util::WarningLimiter strangers_{util::Subsys::kStore, kWarningInterval};
   util::WarningLimiter client_faults_{util::Subsys::kStore, kWarningInterval};  // any client's
+  // Out of descriptors, the listener is paused every kAcceptPause for as long as it lasts.
+  util::WarningLimiter accept_pauses_{util::Subsys::kStore, kWarningInterval};
   uint8_t read_buffer_[kReadChunk];
   std::thread thread_;
 };

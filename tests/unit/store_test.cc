@@ -527,6 +527,12 @@ class LogCapture {
     set_log_sink(nullptr);
     set_log_level(level_);
   }
+  int count(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    int lines = 0;
+    for (const std::string& line : warnings_) lines += line.find(text) != std::string::npos;
+    return lines;
+  }
   bool warned(const std::string& a, const std::string& b) {
     std::lock_guard lock(mutex_);
     for (const std::string& line : warnings_) {
@@ -540,6 +546,29 @@ class LogCapture {
   std::mutex mutex_;
   std::vector<std::string> warnings_;
 };
+
+TEST_F(TcpStoreServerRobustness, RunningOutOfDescriptorsIsLoggedOnceNotAtEveryPause) {
+  LogCapture log;
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit), 0);
+  rlimit low = old_limit;
+  low.rlim_cur = 256;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<util::Fd> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.emplace_back(fd);
+  ASSERT_FALSE(filler.empty());
+  filler.pop_back();
+  util::Fd client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(client.valid());
+  auto address = util::resolve("127.0.0.1", server_->port());
+  ASSERT_EQ(::connect(client.get(), address.raw(), address.length), 0);
+  // Ten of the listener's 100 ms pauses.
+  std::this_thread::sleep_for(1s);
+  filler.clear();
+  setrlimit(RLIMIT_NOFILE, &old_limit);
+  expect_server_still_serves();
+  EXPECT_EQ(log.count("cannot accept a connection"), 1);
+}
 
 TEST_F(TcpStoreServerRobustness, ConnectionsBeyondTheCapAreRefusedAndTheOthersKeepWorking) {
   LogCapture log;
