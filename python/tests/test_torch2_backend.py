@@ -237,6 +237,69 @@ def test_abort_one_group():
     run(_abort, 2)
 
 
+def _reference_linear():
+    torch.manual_seed(7)
+    return torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Linear(4, 2))
+
+
+def _checkpoints(rank, n, directory):
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
+                                                         set_model_state_dict)
+    from torch.distributed.fsdp import FullyShardedDataParallel, StateDictType, fully_shard
+
+    directory = pathlib.Path(directory)
+    group = dist.distributed_c10d._get_default_group()
+    assert group._device_types == [torch.device("cpu")], group._device_types
+    reference = _reference_linear().state_dict()
+
+    # An asynchronous save, loaded back. Plain tensors are replicated: every rank holds the same,
+    # and the checkpoint keeps one copy, written by whichever rank the planner picks.
+    state = {"w": torch.arange(12.0).reshape(3, 4), "step": torch.tensor([41])}
+    dcp.async_save(state, checkpoint_id=str(directory / "async")).result()
+    loaded = {"w": torch.zeros(3, 4), "step": torch.tensor([-1])}
+    dcp.load(loaded, checkpoint_id=str(directory / "async"))
+    assert torch.equal(loaded["w"], state["w"]), loaded
+    assert loaded["step"].item() == 41, loaded
+
+    # A full state dict held by rank 0 alone, broadcast into an FSDP2 model.
+    torch.manual_seed(100 + rank)  # every rank starts from other parameters
+    model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Linear(4, 2))
+    for layer in model:
+        fully_shard(layer)
+    fully_shard(model)
+    given = {key: value.clone() for key, value in reference.items()} if rank == 0 else {}
+    set_model_state_dict(model, given,
+                         options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True))
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    for key, value in reference.items():
+        assert torch.equal(full[key], value), key
+
+    # FSDP1's sharded state dict, saved and loaded into another FSDP1 model.
+    torch.manual_seed(7)
+    first = FullyShardedDataParallel(_reference_linear(), device_id=torch.device("cpu"))
+    with FullyShardedDataParallel.state_dict_type(first, StateDictType.SHARDED_STATE_DICT):
+        dcp.save({"model": first.state_dict()}, checkpoint_id=str(directory / "fsdp1"))
+    torch.manual_seed(200 + rank)
+    second = FullyShardedDataParallel(
+        torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Linear(4, 2)),
+        device_id=torch.device("cpu"))
+    with FullyShardedDataParallel.state_dict_type(second, StateDictType.SHARDED_STATE_DICT):
+        target = {"model": second.state_dict()}
+        dcp.load(target, checkpoint_id=str(directory / "fsdp1"))
+        second.load_state_dict(target["model"])
+    with FullyShardedDataParallel.summon_full_params(second):
+        for key, value in second.module.state_dict().items():
+            assert torch.equal(value, reference[key]), key
+
+
+def test_checkpoints_async_sharded_and_broadcast_from_rank0(tmp_path):
+    """The group reports its device (cpu) as gloo's does, so torch.distributed.checkpoint's
+    async_save, FSDP1's sharded state dict and a full state dict broadcast from rank 0 into
+    FSDP2 work on weft."""
+    run(_checkpoints, 2, str(tmp_path), timeout=120)
+
+
 def test_exit_without_destroying_the_group(tmp_path):
     """A program that never calls destroy_process_group exits cleanly (the weft groups end
     before the interpreter does, not while it shuts down)."""

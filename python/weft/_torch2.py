@@ -297,6 +297,20 @@ class WeftProcessGroup(_dist.ProcessGroup):
     def getBackendName(self):  # noqa: N802  (torch's trampoline looks up this name)
         return BACKEND_NAME
 
+    # torch returns a ProcessGroup subclass from the creator as it is, without registering a
+    # backend per device in it, so its own _device_types (the devices of those backends) would
+    # be empty: torch.distributed.checkpoint (async_save, sharded state dicts) and the
+    # state-dict helpers (broadcast_from_rank0) read it to find the group's device. This group
+    # serves the CPU, and is its own backend for it.
+    @property
+    def _device_types(self):
+        return [_torch.device("cpu")]
+
+    def _get_backend(self, device):
+        if _torch.device(device).type != "cpu":
+            raise RuntimeError(f"weft: the process group serves the CPU, not {device}")
+        return self
+
     def name(self):
         return BACKEND_NAME
 
