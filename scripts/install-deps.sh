@@ -12,14 +12,15 @@
 #               (weft-bench --plot and the comparison scripts' plots), clang and its libFuzzer
 #               (libclang-rt-14-dev: tests/fuzz), Open MPI's mpirun (openmpi-bin: a job it
 #               launches, tests/multiproc/launchers_test.cc), clang-format (the formatting check
-#               of .ci/run)
+#               of .ci/run), libfabric-dev (the ofi path, built where it is found, and its tests
+#               over libfabric's tcp provider)
 set -euo pipefail
 
 declare -A group_packages=(
   [cpp]="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libssl-dev"
   [python]="python3-dev pybind11-dev python3-numpy python3-setuptools python3-wheel python3-venv python3-pip"
   [torch]="python3-torch libtorch-dev python3-sklearn"
-  [tests]="libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest iproute2 python3-matplotlib clang libclang-rt-14-dev openmpi-bin clang-format"
+  [tests]="libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest iproute2 python3-matplotlib clang libclang-rt-14-dev openmpi-bin clang-format libfabric-dev"
 )
 # What each group needs besides its own packages.
 declare -A group_needs=([cpp]="" [python]="cpp" [torch]="python" [tests]="cpp python torch")

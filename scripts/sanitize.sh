@@ -61,7 +61,7 @@ optimize="-O1 -g1 -DNDEBUG"
 started=$SECONDS
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_SANITIZE="$kind" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$optimize" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$optimize" \
-  -DWEFT_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+  -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_OFI=OFF "${launcher[@]}" >/dev/null
 targets=()
 for target in ${WEFT_SANITIZE_TARGETS:-}; do targets+=(--target "$target"); done
 cmake --build "$build" -j "${WEFT_JOBS:-$(nproc)}" "${targets[@]}"

@@ -68,7 +68,7 @@ Communicator::Communicator(std::shared_ptr<World> world, std::string name,
     layout_.host_of.push_back(index);
     layout_.members[index].push_back(group_rank);
   }
-  const bool shm_allowed = util::setting_choice("WEFT_TRANSPORT") != "tcp";
+  const bool shm_allowed = util::setting_choice("WEFT_TRANSPORT") == "auto";
   single_host_ = size() > 1 && layout_.hosts() == 1 && shm_allowed;
   spans_hosts_with_neighbours_ = shm_allowed && layout_.hosts() > 1 && layout_.largest_host() > 1;
   algorithm_setting_ = util::setting_string("WEFT_ALGO");

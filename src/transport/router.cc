@@ -372,13 +372,13 @@ void Router::log_paths() const {
       const std::string address = peer_address(peer);
       const bool own_address =
           path && path->departures() && !path->departures()->peer_address(peer).empty();
-      std::string how =
-          !path             ? std::string("no path")
-          : address.empty() ? std::string(path->name()) + " (its address read when first used)"
-          : !own_address
-              // The address errors name it by is another path's.
-              ? std::string(path->name()) + " (same host; its TCP address " + address + ")"
-              : std::string(path->name()) + " at " + address;
+      std::string how = !path ? std::string("no path")
+                        : address.empty()
+                            ? std::string(path->name()) + " (its address read when first used)"
+                        : !own_address
+                            // The address errors name it by is another path's (TCP's).
+                            ? std::string(path->name()) + " (its TCP address " + address + ")"
+                            : std::string(path->name()) + " at " + address;
       return "rank " + std::to_string(rank_) + " reaches rank " + std::to_string(peer) +
              " through " + how;
     });

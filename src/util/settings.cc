@@ -61,9 +61,13 @@ const std::vector<SettingSpec>& all_settings() {
        "How long the store server lets a connection stall mid-request (no whole request since "
        "connecting, a request sent in part, replies left unread) before closing it. Idle or "
        "waiting clients are never closed."},
-      {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp",
-       "Transport between ranks. auto: shared memory between ranks of one host, TCP between "
-       "hosts; tcp: TCP only."},
+      {"WEFT_TRANSPORT", SettingType::kChoice, "auto", "auto|tcp|ofi",
+       "Transport between ranks. auto: shared memory between ranks of one host; between hosts, "
+       "libfabric (ofi) where the host has fabric hardware or WEFT_OFI_PROVIDER names a "
+       "provider, else TCP; tcp: TCP only; ofi: libfabric for every peer, this host's too."},
+      {"WEFT_OFI_PROVIDER", SettingType::kString, "", "",
+       "The libfabric provider of the ofi path (libfabric's names, as FI_PROVIDER: verbs;ofi_rxm, "
+       "efa, cxi, tcp;ofi_rxm, ...). Empty: the first that fits."},
       {"WEFT_SHM_SINGLE_COPY", SettingType::kChoice, "auto", "auto|off",
        "Large messages between ranks of one host. auto: the receiver reads them straight from "
        "the sender's memory (process_vm_readv) where the kernel allows it, else they are copied "

@@ -24,12 +24,16 @@ class PathTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     const std::string& path = GetParam();
-    setenv("WEFT_TRANSPORT", path == "tcp" ? "tcp" : "auto", 1);
+    setenv("WEFT_TRANSPORT", path == "tcp" || path == "ofi" ? path.c_str() : "auto", 1);
     setenv("WEFT_SHM_SINGLE_COPY", path == "shm_copy_through" ? "off" : "auto", 1);
+    // libfabric's tcp provider: the one that runs on any host (a fabric's, where there is one,
+    // goes through the same path).
+    if (path == "ofi") setenv("WEFT_OFI_PROVIDER", "tcp", 1);
   }
   void TearDown() override {
     unsetenv("WEFT_TRANSPORT");
     unsetenv("WEFT_SHM_SINGLE_COPY");
+    unsetenv("WEFT_OFI_PROVIDER");
   }
 };
 
@@ -440,10 +444,16 @@ TEST_P(PointToPoint, TwoGroupsOnTwoThreadsShareTheRingsWithoutMixing) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, PointToPoint, ::testing::Values("tcp", "shm", "shm_copy_through"),
+// Every path this build has: ofi where libfabric was found.
+#ifdef WEFT_HAVE_OFI
+#define WEFT_TEST_PATHS "tcp", "shm", "shm_copy_through", "ofi"
+#else
+#define WEFT_TEST_PATHS "tcp", "shm", "shm_copy_through"
+#endif
+
+INSTANTIATE_TEST_SUITE_P(Paths, PointToPoint, ::testing::Values(WEFT_TEST_PATHS),
                          [](const auto& info) { return info.param; });
-INSTANTIATE_TEST_SUITE_P(Paths, PointToPointErrors,
-                         ::testing::Values("tcp", "shm", "shm_copy_through"),
+INSTANTIATE_TEST_SUITE_P(Paths, PointToPointErrors, ::testing::Values(WEFT_TEST_PATHS),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

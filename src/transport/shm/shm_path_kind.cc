@@ -35,7 +35,7 @@ class ShmRendezvous final : public PathRendezvous {
 }  // namespace
 
 OpenedPath open_shm_path(const PathSetup& setup) {
-  if (util::setting_choice("WEFT_TRANSPORT") == "tcp" || setup.world_size < 2) return {};
+  if (util::setting_choice("WEFT_TRANSPORT") != "auto" || setup.world_size < 2) return {};
   ShmPathOptions options;
   options.rank = setup.rank;
   options.world_size = setup.world_size;
