@@ -907,8 +907,7 @@ TEST(FileStoreFile, AFileOfAnotherUserIsRefused) {
   ASSERT_EQ(::fchown(made.get(), 65534, 65534), 0);  // nobody
   Error error = error_of([&] { FileStore store(path); });
   EXPECT_EQ(error.code(), ErrorCode::kUnauthorized) << error.what();
-  EXPECT_NE(error.message().find("belongs to another user"), std::string::npos)
-      << error.message();
+  EXPECT_NE(error.message().find("belongs to another user"), std::string::npos) << error.message();
   ::unlink(path.c_str());
 }
 
