@@ -402,33 +402,50 @@ std::chrono::microseconds cpu_time() {
                                                                us(usage.ru_stime));
 }
 
+// The process's descriptors taken up to a soft limit of 256, but one, which a client's
+// connection to the server then takes: it waits in the listener's backlog, and the server has
+// none to accept it with. The destructor gives them back.
+class DescriptorsTakenUp {
+ public:
+  explicit DescriptorsTakenUp(int port) {
+    EXPECT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit_), 0);
+    rlimit low = old_limit_;
+    low.rlim_cur = 256;
+    EXPECT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler_.emplace_back(fd);
+    EXPECT_FALSE(filler_.empty());
+    if (!filler_.empty()) filler_.pop_back();
+    client_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    EXPECT_TRUE(client_.valid());
+    auto address = util::resolve("127.0.0.1", port);
+    EXPECT_EQ(::connect(client_.get(), address.raw(), address.length), 0);
+  }
+  ~DescriptorsTakenUp() { give_back(); }
+  void give_back() {
+    filler_.clear();
+    setrlimit(RLIMIT_NOFILE, &old_limit_);
+  }
+  int client() const { return client_.get(); }
+
+ private:
+  rlimit old_limit_{};
+  std::vector<util::Fd> filler_;
+  util::Fd client_;
+};
+
 TEST_F(TcpStoreServerRobustness, RunningOutOfDescriptorsDoesNotSpinTheServer) {
-  rlimit old_limit{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit), 0);
-  rlimit low = old_limit;
-  low.rlim_cur = 256;
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-  // Take every descriptor left, then give one to a client: its connection waits in the
-  // listener's backlog, and the server has none to accept it with.
-  std::vector<util::Fd> filler;
-  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.emplace_back(fd);
-  ASSERT_FALSE(filler.empty());
-  filler.pop_back();
-  util::Fd client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  ASSERT_TRUE(client.valid());
-  auto address = util::resolve("127.0.0.1", server_->port());
-  ASSERT_EQ(::connect(client.get(), address.raw(), address.length), 0);
+  DescriptorsTakenUp exhausted(server_->port());
+  ASSERT_FALSE(::testing::Test::HasFailure());
   std::this_thread::sleep_for(50ms);
   auto before = cpu_time();
   std::this_thread::sleep_for(500ms);
   auto used = cpu_time() - before;
-  filler.clear();
-  setrlimit(RLIMIT_NOFILE, &old_limit);
+  exhausted.give_back();
   EXPECT_LT(used, 100ms) << "the server spun on a listener it could not accept from";
   // Accepted once descriptors are back: the waiting client is answered.
   std::vector<uint8_t> ping{1, 0, 0, 0, static_cast<uint8_t>(store::Command::kPing)};
-  util::write_all(client.get(), ping.data(), ping.size());
-  EXPECT_EQ(read_status(client.get()), 0);
+  util::write_all(exhausted.client(), ping.data(), ping.size());
+  EXPECT_EQ(read_status(exhausted.client()), 0);
   expect_server_still_serves();
 }
 
@@ -549,23 +566,11 @@ class LogCapture {
 
 TEST_F(TcpStoreServerRobustness, RunningOutOfDescriptorsIsLoggedOnceNotAtEveryPause) {
   LogCapture log;
-  rlimit old_limit{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit), 0);
-  rlimit low = old_limit;
-  low.rlim_cur = 256;
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-  std::vector<util::Fd> filler;
-  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.emplace_back(fd);
-  ASSERT_FALSE(filler.empty());
-  filler.pop_back();
-  util::Fd client(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  ASSERT_TRUE(client.valid());
-  auto address = util::resolve("127.0.0.1", server_->port());
-  ASSERT_EQ(::connect(client.get(), address.raw(), address.length), 0);
+  DescriptorsTakenUp exhausted(server_->port());
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // Ten of the listener's 100 ms pauses.
   std::this_thread::sleep_for(1s);
-  filler.clear();
-  setrlimit(RLIMIT_NOFILE, &old_limit);
+  exhausted.give_back();
   expect_server_still_serves();
   EXPECT_EQ(log.count("cannot accept a connection"), 1);
 }

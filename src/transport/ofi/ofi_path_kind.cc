@@ -55,11 +55,7 @@ bool has_fabric_hardware() {
 std::string source_address(const std::string& route_hint) {
   if (route_hint.empty()) return "127.0.0.1";
   try {
-    std::string address = util::local_address_towards(route_hint).to_string();
-    // "host:port" or "[v6]:port" without the port.
-    address = address.substr(0, address.rfind(':'));
-    if (!address.empty() && address.front() == '[') address = address.substr(1, address.size() - 2);
-    return address;
+    return util::local_address_towards(route_hint).host();
   } catch (const Error&) {
     return "";
   }
