@@ -32,7 +32,7 @@ mkdir -p "$build"
 # costs time here.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -DNDEBUG" \
-  -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_C_COMPILER="$clangc" "${launcher[@]}" \
+  -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_C_COMPILER="$clangc" "${launcher[@]}" -DWEFT_UNITY_BUILD=OFF \
   -DWEFT_THREAD_SAFETY_ANALYSIS=ON -DWEFT_BUILD_PYTHON=OFF \
   -DWEFT_BUILD_TESTS="$(onoff)" -DWEFT_BUILD_EXAMPLES="$(onoff)" \
   -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_TOOLS="$(onoff)" >"$build/configure.log" 2>&1 || {

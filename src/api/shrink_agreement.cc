@@ -53,7 +53,7 @@ std::vector<int> decode_rank_list(const Bytes& bytes, const std::string& key) {
     if (problem != std::errc() || rank < 0 || next == end || *next != ',') {
       throw Error(ErrorCode::kInternal, "shrink: the store key " + key +
                                             " holds something else than a list of ranks: '" +
-                                            to_string(bytes) + "'");
+                                            weft::to_string(bytes) + "'");
     }
     ranks.push_back(rank);
     at = next + 1;

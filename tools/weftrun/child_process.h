@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <sys/types.h>
 
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,13 @@
 namespace weft::run {
 
 class OrphanGuard;
+
+// A captured child's pipe is read this much per wake-up, so that a chatty child does not
+// starve the others.
+constexpr std::size_t kPipeReadChunk = std::size_t{64} * 1024;
+// After a child is reaped its pipes are read until empty; a grandchild that keeps writing
+// could make that endless, so stop after this much.
+constexpr std::size_t kPipeDrainLimit = std::size_t{4} << 20;
 
 class SpawnError : public std::runtime_error {
  public:

@@ -23,8 +23,6 @@ extern char** environ;
 namespace weft::run {
 namespace {
 
-constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
-constexpr std::size_t kDrainLimit = 4u << 20;  // as rank_supervisor.cc, for a grandchild
 // After one agent ends in failure the others normally stop within a few seconds, told by the
 // store (an agent's failure grace is 3 s, and node 0 lingers up to 10 s for the rest); longer
 // than that, an agent is not hearing the store (e.g. it never joined) and is stopped.
@@ -64,11 +62,6 @@ std::vector<std::string> environment_with(const std::vector<std::string>& extra)
   }
   environment.insert(environment.end(), extra.begin(), extra.end());
   return environment;
-}
-
-std::string signal_name(int signo) {
-  const char* abbrev = ::sigabbrev_np(signo);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
 }
 
 }  // namespace
@@ -157,14 +150,14 @@ int HostLauncher::running_count() const {
 void HostLauncher::pump_output(Node& node, int fd, bool drain) {
   bool is_out = fd == node.child->stdout_fd();
   LinePrefixer& lines = is_out ? *node.out : *node.err;
-  char buffer[kReadChunk];
+  char buffer[kPipeReadChunk];
   std::size_t total = 0;
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n > 0) {
       lines.feed(buffer, static_cast<std::size_t>(n));
       total += static_cast<std::size_t>(n);
-      if (!drain || total >= kDrainLimit) return;
+      if (!drain || total >= kPipeDrainLimit) return;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

@@ -20,16 +20,6 @@ extern char** environ;
 namespace weft::run {
 namespace {
 
-constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
-// After a rank is reaped its pipes are read until empty; a grandchild that keeps writing
-// could make that endless, so stop after this much.
-constexpr std::size_t kDrainLimit = 4u << 20;
-
-std::string signal_name(int signo) {
-  const char* abbrev = ::sigabbrev_np(signo);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
-}
-
 std::string ranks_phrase(int count, const char* adjective) {
   if (count == 1) return std::string("the ") + adjective + (adjective[0] ? " " : "") + "rank";
   return std::string("the ") + adjective + (adjective[0] ? " " : "") + std::to_string(count) +
@@ -121,7 +111,7 @@ void RankSupervisor::pump_output(Rank& rank, int fd, bool drain) {
   bool is_out = fd == rank.child->stdout_fd();
   LinePrefixer& prefixer = is_out ? *rank.out : *rank.err;
   OutputFile* file = is_out ? rank.out_file.get() : rank.err_file.get();
-  char buffer[kReadChunk];
+  char buffer[kPipeReadChunk];
   std::size_t total = 0;
   for (;;) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
@@ -130,7 +120,7 @@ void RankSupervisor::pump_output(Rank& rank, int fd, bool drain) {
       if (file != nullptr) file->write(buffer, static_cast<std::size_t>(n));
       total += static_cast<std::size_t>(n);
       // One chunk per wake-up keeps a chatty rank from starving the others.
-      if (!drain || total >= kDrainLimit) return;
+      if (!drain || total >= kPipeDrainLimit) return;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

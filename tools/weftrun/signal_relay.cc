@@ -44,6 +44,11 @@ constexpr int kCaught[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD};
 
 }  // namespace
 
+std::string signal_name(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
+}
+
 void SignalRelay::install() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {

@@ -10,6 +10,8 @@
 
 #include <signal.h>
 
+#include <string>
+
 namespace weft::run {
 
 class SignalRelay {
@@ -30,6 +32,9 @@ class SignalRelay {
   // side of fork().
   static void reset_signals_in_child();
 };
+
+// "SIGTERM", or "signal 42" for one without a name.
+std::string signal_name(int signo);
 
 // Blocks every signal for the lifetime of the object (around fork(), so that a child never
 // runs weftrun's handlers before exec).
