@@ -18,6 +18,7 @@
 #include "store/server_connection.h"
 #include "store/store_auth.h"
 #include "store/store_protocol.h"
+#include "util/acceptor.h"
 #include "util/hmac.h"
 #include "util/log.h"
 #include "util/settings.h"
@@ -36,9 +37,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
-// When the process is out of file descriptors, the listener is left alone this long: it stays
-// readable with the connection it cannot accept, and watching it would spin the loop.
-constexpr std::chrono::milliseconds kAcceptPause{100};
 // Fairness. In one turn of the event loop a client gets at most this many requests served,
 // this many request bytes (at least one request) and this many bytes read; one with more waits
 // in the backlog for the next turn, after every other client's events, so a client that floods
@@ -94,10 +92,9 @@ class TcpStoreServer::Loop {
       listen_ = listen_any(options.host, options.port);
     }
     port_ = util::local_address_of(listen_.get()).port();
-    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     wake_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!epoll_.valid() || !wake_.valid()) util::throw_system_error("epoll/eventfd", errno);
-    watch(listen_.get(), kListenTag, EPOLLIN);
+    acceptor_.add(listen_.get(), epoll_data_t{.u64 = kListenTag});
     watch(wake_.get(), kWakeTag, EPOLLIN);
     thread_ = std::thread([this] { run(); });
   }
@@ -162,7 +159,9 @@ class TcpStoreServer::Loop {
     for (int i = 0; i < n; ++i) {
       uint64_t tag = events[i].data.u64;
       if (tag == kListenTag)
-        accept_all();
+        acceptor_.accept_all(listen_.get(), [this](util::Fd fd, const util::SocketAddress& from) {
+          take(std::move(fd), from);
+        });
       else if (tag == kWakeTag)
         continue;
       else
@@ -174,12 +173,13 @@ class TcpStoreServer::Loop {
       check_timers();
       drop_gone();
     }
-    resume_accepting_when_due();
+    acceptor_.resume_when_due();
   }
 
   int next_timeout_ms() const {
     if (!backlog_.empty()) return 0;
-    auto nearest = std::min(next_check_, accept_paused_until_.value_or(Clock::time_point::max()));
+    auto nearest =
+        std::min(next_check_, acceptor_.paused_until().value_or(Clock::time_point::max()));
     if (nearest == Clock::time_point::max()) return -1;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - Clock::now());
     return static_cast<int>(std::clamp<int64_t>(left.count() + 1, 0, 60'000));
@@ -189,36 +189,10 @@ class TcpStoreServer::Loop {
 
   // --- connections -----------------------------------------------------------------------
 
-  void accept_all() {
-    for (;;) {
-      util::SocketAddress address;
-      address.length = sizeof address.storage;
-      int fd = accept4(listen_.get(), reinterpret_cast<sockaddr*>(&address.storage),
-                       &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) {
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          pause_accepting(errno);
-        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-          util::log_warn(util::Subsys::kStore, [&, saved_errno = errno] {
-            return "store server: accept: " + std::string(strerror(saved_errno));
-          });
-        }
-        return;
-      }
-      if (clients_.size() - gone_.size() >= max_clients_) {
-        refuse(util::Fd(fd), address.to_string());
-        continue;
-      }
-      util::Fd accepted(fd);
-      try {
-        admit(std::move(accepted), address.to_string());
-      } catch (const std::exception& e) {  // out of memory, or epoll's limit of watches
-        util::log_warn(util::Subsys::kStore, [&] {
-          return "store server: could not take a connection from " + address.to_string() + ": " +
-                 e.what();
-        });
-      }
-    }
+  void take(util::Fd fd, const util::SocketAddress& from) {
+    if (clients_.size() - gone_.size() >= max_clients_)
+      return refuse(std::move(fd), from.to_string());
+    admit(std::move(fd), from.to_string());
   }
 
   void admit(util::Fd fd, const std::string& peer) {
@@ -257,21 +231,6 @@ class TcpStoreServer::Loop {
     }
     refusals_.warn(
         [&] { return "store server: refused a connection from " + peer + ": " + message; });
-  }
-
-  void pause_accepting(int error) {
-    accept_pauses_.warn([&] {
-      return "store server: cannot accept a connection (" + std::string(strerror(error)) +
-             "); accepting again in " + std::to_string(kAcceptPause.count()) + " ms";
-    });
-    watch(listen_.get(), kListenTag, 0, EPOLL_CTL_MOD);
-    accept_paused_until_ = Clock::now() + kAcceptPause;
-  }
-
-  void resume_accepting_when_due() {
-    if (!accept_paused_until_ || Clock::now() < *accept_paused_until_) return;
-    accept_paused_until_.reset();
-    watch(listen_.get(), kListenTag, EPOLLIN, EPOLL_CTL_MOD);
   }
 
   // Clients are marked during a turn and dropped at its end, so that nothing a turn is still
@@ -609,7 +568,8 @@ class TcpStoreServer::Loop {
   std::string job_token_;  // empty: an open store (no job token)
   CommandRunner runner_;
   util::Fd listen_;
-  util::Fd epoll_;
+  util::Fd epoll_{epoll_create1(EPOLL_CLOEXEC)};
+  util::Acceptor acceptor_{epoll_.get(), util::Subsys::kStore, "store server"};
   util::Fd wake_;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -619,13 +579,10 @@ class TcpStoreServer::Loop {
   std::vector<int> gone_;     // clients marked gone this turn
   bool waking_ = false;       // inside wake_parked: a change is one more round, not a nested wake
   Clock::time_point next_check_ = Clock::time_point::max();  // when check_timers may have work
-  std::optional<Clock::time_point> accept_paused_until_;     // out of descriptors: see kAcceptPause
   util::WarningLimiter refusals_{util::Subsys::kStore, kWarningInterval};
   util::WarningLimiter stalls_{util::Subsys::kStore, kWarningInterval};
   util::WarningLimiter strangers_{util::Subsys::kStore, kWarningInterval};
   util::WarningLimiter client_faults_{util::Subsys::kStore, kWarningInterval};  // any client's
-  // Out of descriptors, the listener is paused every kAcceptPause for as long as it lasts.
-  util::WarningLimiter accept_pauses_{util::Subsys::kStore, kWarningInterval};
   uint8_t read_buffer_[kReadChunk];
   std::thread thread_;
 };

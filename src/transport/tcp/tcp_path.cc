@@ -2,7 +2,6 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,9 +33,6 @@ constexpr int kLingerMs = 1;
 
 // Bytes this thread read or wrote, in any unit that grows: poll() says whether it moved any.
 thread_local uint64_t bytes_moved_here = 0;
-// When the process is out of file descriptors, the listener is left alone this long: it stays
-// readable with the connection it cannot accept, and watching it would spin the loop.
-constexpr std::chrono::milliseconds kAcceptPause{100};
 
 static_assert(kMaxDataPayload <= BufferPool::kLargestBuffer,
               "a frame the transport accepts must fit the pool's largest buffer");
@@ -51,7 +47,18 @@ std::shared_ptr<const Error> make_error(ErrorCode code, const std::string& messa
 }  // namespace
 
 TcpPath::TcpPath(const TcpPathOptions& options, StreamedArrivalEvents& events)
-    : options_(options), events_(events) {
+    : options_(options),
+      events_(events),
+      epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),
+      acceptor_(epoll_fd_.get(), util::Subsys::kTransport, "rank " + std::to_string(options.rank)) {
+  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!epoll_fd_.valid() || !wake_fd_.valid()) util::throw_system_error("epoll/eventfd", errno);
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.ptr = &kWakeTag;
+  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &wake) != 0) {
+    util::throw_system_error("epoll_ctl", errno);
+  }
   listeners_.reserve(1 + options.more_listen_addresses.size());
   auto add_listener = [this](const util::SocketAddress& address) {
     Listener listener;
@@ -61,23 +68,11 @@ TcpPath::TcpPath(const TcpPathOptions& options, StreamedArrivalEvents& events)
     use_congestion_control(listener.fd.get(), options_.congestion_control);
     listener.address = util::local_address_of(listener.fd.get());
     listeners_.push_back(std::move(listener));
+    acceptor_.add(listeners_.back().fd.get(), epoll_data_t{.ptr = &listeners_.back()});
   };
   add_listener(options.listen_address);
   for (const util::SocketAddress& address : options.more_listen_addresses) add_listener(address);
-  epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
-  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!epoll_fd_.valid() || !wake_fd_.valid()) util::throw_system_error("epoll/eventfd", errno);
   for (int i = 0; i < options.world_size; ++i) peers_.push_back(std::make_unique<Peer>());
-  std::vector<std::pair<int, void*>> watched = {{wake_fd_.get(), &kWakeTag}};
-  for (Listener& listener : listeners_) watched.emplace_back(listener.fd.get(), &listener);
-  for (auto [fd, tag] : watched) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = tag;
-    if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
-      util::throw_system_error("epoll_ctl", errno);
-    }
-  }
   loop_ = std::thread([this] { run_loop(); });
 }
 
@@ -610,7 +605,10 @@ void TcpPath::run_loop() {
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
       if (const Listener* listener = listener_of(tag)) {
-        accept_all(*listener);
+        acceptor_.accept_all(listener->fd.get(),
+                             [this](util::Fd fd, const util::SocketAddress& from) {
+                               adopt_incoming(std::move(fd), from);
+                             });
       } else if (tag == &kWakeTag) {
         uint64_t drained;
         ssize_t ignored = ::read(wake_fd_.get(), &drained, sizeof drained);
@@ -638,36 +636,7 @@ void TcpPath::run_loop() {
     drop_stale_handshakes();
     // Here, between batches: no event in hand can point at a connection destroyed now.
     destroy_closed_strangers();
-    resume_accepting_when_due();
-  }
-}
-
-void TcpPath::accept_all(const Listener& listener) {
-  for (;;) {
-    util::SocketAddress address;
-    address.length = sizeof address.storage;
-    int fd = accept4(listener.fd.get(), reinterpret_cast<sockaddr*>(&address.storage),
-                     &address.length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        pause_accepting(errno);
-      } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-        util::log_warn(util::Subsys::kTransport, [&, saved_errno = errno] {
-          return "transport: accept: " + std::string(strerror(saved_errno));
-        });
-      }
-      return;
-    }
-    accept_failing_ = false;
-    util::Fd accepted(fd);
-    try {
-      adopt_incoming(std::move(accepted), address);
-    } catch (const std::exception& e) {  // out of memory: this connection is dropped, not the loop
-      util::log_warn(util::Subsys::kTransport, [&] {
-        return "transport: could not take a connection from " + address.to_string() + ": " +
-               e.what();
-      });
-    }
+    acceptor_.resume_when_due();
   }
 }
 
@@ -683,38 +652,6 @@ void TcpPath::adopt_incoming(util::Fd fd, const util::SocketAddress& address) {
     adopt_locked(std::move(connection));
   }
   set_epoll_events(raw, EPOLLIN | EPOLLRDHUP);
-}
-
-void TcpPath::pause_accepting(int error) {
-  for (Listener& listener : listeners_) {
-    epoll_event event{};
-    event.events = 0;
-    event.data.ptr = &listener;
-    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listener.fd.get(), &event);
-  }
-  accept_paused_until_ = std::chrono::steady_clock::now() + kAcceptPause;
-  // Once per shortage, not per retry: it may last.
-  if (std::exchange(accept_failing_, true)) return;
-  rlimit limit{};
-  getrlimit(RLIMIT_NOFILE, &limit);
-  util::log_warn(util::Subsys::kTransport, [&] {
-    return "rank " + std::to_string(options_.rank) +
-           " cannot accept connections: " + strerror(error) + " (this process may open " +
-           std::to_string(limit.rlim_cur) +
-           " file descriptors, RLIMIT_NOFILE: `ulimit -n`); retrying every " +
-           std::to_string(kAcceptPause.count()) + " ms";
-  });
-}
-
-void TcpPath::resume_accepting_when_due() {
-  if (!accept_paused_until_ || std::chrono::steady_clock::now() < *accept_paused_until_) return;
-  accept_paused_until_.reset();
-  for (Listener& listener : listeners_) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = &listener;
-    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, listener.fd.get(), &event);
-  }
 }
 
 void TcpPath::on_event(TcpConnection* connection, uint32_t events) {

@@ -74,6 +74,7 @@
 #include "transport/streamed_arrivals.h"
 #include "transport/tcp/candidate_dial.h"
 #include "transport/tcp/tcp_connection.h"
+#include "util/acceptor.h"
 #include "util/mutex.h"
 #include "util/socket.h"
 #include "util/warning_limiter.h"
@@ -332,11 +333,8 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
 
   // --- event loop ---
   void run_loop();
-  void accept_all(const Listener& listener);
+  // A connection acceptor_ took: watched until its hello names a rank (or it proves a stranger).
   void adopt_incoming(util::Fd fd, const util::SocketAddress& address);
-  // Out of descriptors (or memory): the listeners are unwatched for a while, not spun on.
-  void pause_accepting(int error);
-  void resume_accepting_when_due();
   void on_event(TcpConnection* connection, uint32_t events);
   void on_connected(TcpConnection* connection);
   void on_writable(TcpConnection* connection);
@@ -452,6 +450,7 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
   std::vector<Listener> listeners_;  // never resized after construction: epoll points into it
   const Listener* listener_of(const void* tag) const;
   util::Fd epoll_fd_;
+  util::Acceptor acceptor_;  // event loop only, but for add() in the constructor
   util::Fd wake_fd_;
   PeerLookup peer_lookup_;  // set before any post
 
@@ -464,10 +463,8 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
   std::vector<std::unique_ptr<TcpConnection>> connections_ WEFT_GUARDED_BY(mutex_);
   bool shutting_down_ WEFT_GUARDED_BY(mutex_) = false;
 
-  std::chrono::steady_clock::time_point last_handshake_sweep_;                // event loop only
-  std::optional<std::chrono::steady_clock::time_point> accept_paused_until_;  // event loop only
-  bool accept_failing_ = false;                // event loop only: warned about the shortage
-  std::atomic<bool> strangers_closed_{false};  // destroy_closed_strangers has work
+  std::chrono::steady_clock::time_point last_handshake_sweep_;  // event loop only
+  std::atomic<bool> strangers_closed_{false};                   // destroy_closed_strangers has work
   // Anyone who reaches the port can be refused: a flood of them must not flood the log.
   util::WarningLimiter refusals_{util::Subsys::kTransport, std::chrono::seconds(5)};
   std::atomic<int> writers_waiting_{0};       // connections whose queue waits for EPOLLOUT
