@@ -116,10 +116,13 @@ uint64_t eager_stamp_hash(uint64_t signature_hash, const RoundStamp& stamp) {
          (stamp.round_bytes * 0xc2b2ae3d27d4eb4fu);
 }
 
+}  // namespace
+
 // A RoundStamp held as words with relaxed atomic accesses: a member may read another's stamp
 // while that member rewrites it (an eager stamp, discarded when the round word moved, see the top
 // of local_window.h; any stamp, for an error message, in last_stamp); as a plain struct that read
-// would be a data race. On x86-64 each access is a plain 8-byte move.
+// would be a data race. On x86-64 each access is a plain 8-byte move. Outside the anonymous
+// namespace: LocalWindow::Arrival, a member of a class with linkage, holds one.
 struct StampWords {
   static_assert(std::is_trivially_copyable_v<RoundStamp> &&
                     sizeof(RoundStamp) % sizeof(uint64_t) == 0 &&
@@ -159,8 +162,6 @@ struct StampWords {
 static_assert(sizeof(StampWords) == sizeof(RoundStamp) &&
                   alignof(StampWords) == alignof(RoundStamp),
               "a stamp's words take the place a plain stamp took");
-
-}  // namespace
 
 struct LocalWindow::Header {
   uint32_t magic;
