@@ -5,7 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <exception>
+#include <string>
 #include <utility>
 
 namespace weft::util {
@@ -33,31 +33,28 @@ void Acceptor::add(int listen_fd, epoll_data_t data) {
   }
 }
 
-void Acceptor::accept_all(int listen_fd, const Take& take) {
-  for (;;) {
-    SocketAddress address;
-    address.length = sizeof address.storage;
-    int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&address.storage), &address.length,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (is_shortage(errno)) {
-        pause(errno);
-      } else if (!is_routine(errno)) {
-        warnings_.warn([&, saved_errno = errno] {
-          return who_ + ": accept: " + std::string(strerror(saved_errno));
-        });
-      }
-      return;
-    }
+Fd Acceptor::accept_one(int listen_fd, SocketAddress* from) {
+  from->length = sizeof from->storage;
+  int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&from->storage), &from->length,
+                   SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) {
     short_ = false;
-    try {
-      take(Fd(fd), address);
-    } catch (const std::exception& e) {  // out of memory: this connection is dropped, not the loop
-      warnings_.warn([&] {
-        return who_ + " could not take a connection from " + address.to_string() + ": " + e.what();
-      });
-    }
+    return Fd(fd);
   }
+  if (is_shortage(errno)) {
+    pause(errno);
+  } else if (!is_routine(errno)) {
+    warnings_.warn([&, saved_errno = errno] {
+      return who_ + ": accept: " + std::string(strerror(saved_errno));
+    });
+  }
+  return Fd();
+}
+
+void Acceptor::dropped(const SocketAddress& from, const std::exception& why) {
+  warnings_.warn([&] {
+    return who_ + " could not take a connection from " + from.to_string() + ": " + why.what();
+  });
 }
 
 void Acceptor::resume_when_due() {

@@ -13,7 +13,7 @@
 #include <sys/epoll.h>
 
 #include <chrono>
-#include <functional>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +27,6 @@ namespace weft::util {
 class Acceptor {
  public:
   using Clock = std::chrono::steady_clock;
-  // Adopts one accepted connection (non-blocking, close-on-exec).
-  using Take = std::function<void(Fd fd, const SocketAddress& from)>;
   // How long the listeners stay unwatched once accept() ran short.
   static constexpr std::chrono::milliseconds kPause{100};
 
@@ -38,9 +36,23 @@ class Acceptor {
   // Watches `listen_fd` (non-blocking; not owned) for connections; its events carry `data`.
   // Throws Error(kSystem) when epoll refuses it.
   void add(int listen_fd, epoll_data_t data);
-  // Hands every connection waiting on `listen_fd` to `take`, until none is left or accept()
-  // runs short (then every listener pauses).
-  void accept_all(int listen_fd, const Take& take);
+  // Hands every connection waiting on `listen_fd` to `take(Fd, const SocketAddress& from)`,
+  // which adopts it (non-blocking, close-on-exec), until none is left or accept() runs short
+  // (then every listener pauses). A template, not a std::function: the store server's taker
+  // would otherwise give the public library an exported type.
+  template <typename Take>
+  void accept_all(int listen_fd, Take&& take) {
+    for (;;) {
+      SocketAddress from;
+      Fd fd = accept_one(listen_fd, &from);
+      if (!fd.valid()) return;
+      try {
+        take(std::move(fd), from);
+      } catch (const std::exception& e) {  // out of memory: this one is dropped, not the loop
+        dropped(from, e);
+      }
+    }
+  }
   // Watches the listeners again once a pause has passed: call between batches of events.
   void resume_when_due();
   // When the current pause ends; nullopt when not paused (an event loop's wait bound).
@@ -51,6 +63,10 @@ class Acceptor {
     int fd;
     epoll_data_t data;
   };
+  // The next connection waiting on `listen_fd`; an invalid Fd when there is none, or when
+  // accept() failed (a shortage pauses the listeners).
+  Fd accept_one(int listen_fd, SocketAddress* from);
+  void dropped(const SocketAddress& from, const std::exception& why);
   void watch_all(uint32_t events);
   void pause(int error);
 

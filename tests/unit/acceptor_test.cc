@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -49,7 +50,7 @@ class AcceptorTest : public ::testing::Test {
   }
 
   std::vector<Fd> taken_;
-  Acceptor::Take keep_ = [this](Fd fd, const SocketAddress& from) {
+  std::function<void(Fd, const SocketAddress&)> keep_ = [this](Fd fd, const SocketAddress& from) {
     EXPECT_EQ(from.host(), "127.0.0.1");
     taken_.push_back(std::move(fd));
   };
