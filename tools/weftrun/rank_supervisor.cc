@@ -26,7 +26,10 @@ std::string ranks_phrase(int count, const char* adjective) {
          " ranks";
 }
 
-// A file a rank's stream is copied to; closed with the Rank.
+}  // namespace
+
+// A file a rank's stream is copied to; closed with the Rank (outside the anonymous namespace:
+// RankSupervisor::Rank, a class with linkage, holds one).
 class OutputFile {
  public:
   explicit OutputFile(const std::filesystem::path& path)
@@ -45,8 +48,6 @@ class OutputFile {
  private:
   int fd_;
 };
-
-}  // namespace
 
 struct RankSupervisor::Rank {
   int local_rank = 0;
