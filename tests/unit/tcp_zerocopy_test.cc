@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -187,15 +189,32 @@ TEST(TcpZerocopy, AConnectionStopsAskingOnceTheKernelReportsACopy) {
   EXPECT_EQ(pair.sender->tcp().zerocopy_sends(), after_first);
 }
 
-// Its receive is not posted: the receiver's socket fills, and the pages handed to the kernel
+// The largest buffer the kernel lets a TCP socket grow to, sending (`wmem`) or receiving: the
+// third field of /proc/sys/net/ipv4/tcp_{w,r}mem; `fallback` where it cannot be read.
+std::size_t largest_tcp_buffer(const char* kind, std::size_t fallback) {
+  std::ifstream file(std::string("/proc/sys/net/ipv4/tcp_") + kind);
+  std::size_t smallest = 0, initial = 0, largest = 0;
+  return file >> smallest >> initial >> largest ? largest : fallback;
+}
+
+// More than the kernel can hold of a message striped over `streams` connections whose reader
+// has stopped: each connection's send and receive buffers at their largest (what the exchanges
+// before it may have grown them to), and a quarter more.
+std::size_t more_than_the_kernel_holds(uint32_t streams) {
+  const std::size_t per_connection =
+      largest_tcp_buffer("wmem", 4u << 20) + largest_tcp_buffer("rmem", 6u << 20);
+  return std::max<std::size_t>(64u << 20, streams * per_connection * 5 / 4);
+}
+
+// Its receive is not posted: the receiver's sockets fill, and the pages handed to the kernel
 // stay unsent, so the kernel still reads the caller's buffer. The cancel must say so (the
 // Communicator then waits for the send), and the message still arrives whole.
 void expect_cancel_refused_while_the_kernel_reads(uint32_t streams) {
   TcpPair pair = make_pair(/*when_copied=*/true, streams);
   open_streams(pair, streams);
   const uint64_t before = pair.sender->tcp().zerocopy_sends();
-  constexpr std::size_t kBytes = 64u << 20;
-  TestMessage sent = send(*pair.sender, 0, 1, kBytes);
+  const std::size_t bytes = more_than_the_kernel_holds(streams);
+  TestMessage sent = send(*pair.sender, 0, 1, bytes);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (pair.sender->tcp().zerocopy_sends() == before &&
          std::chrono::steady_clock::now() < deadline) {
@@ -205,9 +224,9 @@ void expect_cancel_refused_while_the_kernel_reads(uint32_t streams) {
   auto reason = std::make_shared<const Error>(ErrorCode::kTimeout, "cancelled by the test");
   EXPECT_FALSE(pair.sender->cancel(*sent.request, reason));
   EXPECT_FALSE(sent.request->done());
-  TestMessage got = receive(*pair.receiver, 1, 1, kBytes);
+  TestMessage got = receive(*pair.receiver, 1, 1, bytes);
   ASSERT_TRUE(completes_polled(*pair.receiver, got.request, 60s));
-  EXPECT_TRUE(holds_pattern(got, 1, kBytes));
+  EXPECT_TRUE(holds_pattern(got, 1, bytes));
   ASSERT_TRUE(completes_polled(*pair.sender, sent.request, 30s));
   EXPECT_FALSE(sent.request->failed());
   exchange(pair, 2, 2u << 20);  // and the connections are in step
