@@ -49,16 +49,17 @@
 // - Zero-copy (zerocopy.h): where the setting and the link say so, a connection sends payloads
 //   from kZerocopyMinBytes with MSG_ZEROCOPY; a send completes once the kernel's notice
 //   releases it, read by the waiter that polls or by the loop on EPOLLERR.
-// Code: tcp_path.cc (posting, connections, sending, the event loop, failures),
-// tcp_path_handshake.cc (the handshake, and which connection a pair keeps),
-// tcp_path_frames.cc (reading frames), tcp_path_streams.cc (several streams per peer).
-// Locking: lock order is connection.in_mutex -> mutex_ -> connection.send_mutex ->
-// connection.watch_mutex, peer.poll_mutex -> connection.watch_mutex, peer.stripe_mutex ->
-// connection.send_mutex, and connection.in_mutex -> (another) connection.piece_mutex ->
-// its watch_mutex. PathEvents is called
-// with a connection's in_mutex at most (never mutex_). The event loop holds a
-// connection's in_mutex while it reads into a receive's buffer, so cancel() can detach a
-// receive mid-payload safely.
+// Code: tcp_path.cc (posting, connections, the event loop's work, failures),
+// tcp_path_dial.cc (peers' addresses, dialing them), tcp_path_polling.cc (a waiter's own
+// progress), tcp_path_sending.cc (writing, zero-copy), tcp_path_cancel.cc (cancel and detach),
+// tcp_listeners.h (listening, accepting), epoll_loop.h (the loop's thread), tcp_path_handshake.cc
+// (the handshake, and which connection a pair keeps), tcp_path_frames.cc (reading frames),
+// tcp_path_streams.cc (several streams per peer). Locking: lock order is connection.in_mutex ->
+// mutex_ -> connection.send_mutex -> connection.watch_mutex, peer.poll_mutex ->
+// connection.watch_mutex, peer.stripe_mutex -> connection.send_mutex, and connection.in_mutex ->
+// (another) connection.piece_mutex -> its watch_mutex. PathEvents is called with a connection's
+// in_mutex at most (never mutex_). The event loop holds a connection's in_mutex while it reads into
+// a receive's buffer, so cancel() can detach a receive mid-payload safely.
 #pragma once
 
 #include <atomic>
@@ -66,15 +67,15 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "transport/departure_watch.h"
 #include "transport/path.h"
 #include "transport/streamed_arrivals.h"
 #include "transport/tcp/candidate_dial.h"
+#include "transport/tcp/epoll_loop.h"
 #include "transport/tcp/tcp_connection.h"
-#include "util/acceptor.h"
+#include "transport/tcp/tcp_listeners.h"
 #include "util/mutex.h"
 #include "util/socket.h"
 #include "util/warning_limiter.h"
@@ -109,7 +110,10 @@ struct TcpPathOptions {
   std::chrono::milliseconds proof_wait{0};
 };
 
-class TcpPath final : public Path, public DepartureWatch, public StreamedReceiver {
+class TcpPath final : public Path,
+                      public DepartureWatch,
+                      public StreamedReceiver,
+                      private EpollLoop::Handler {
  public:
   // `events` outlives this path (the Router that owns it).
   TcpPath(const TcpPathOptions& options, StreamedArrivalEvents& events);
@@ -117,8 +121,10 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
 
   // Where peers reach us ("host:port" with the real port): the first listener's address, and
   // every listener's, in the order of the options.
-  util::SocketAddress listen_address() const { return listeners_.front().address; }
-  std::vector<util::SocketAddress> listen_addresses() const;
+  util::SocketAddress listen_address() const { return listeners_.addresses().front(); }
+  const std::vector<util::SocketAddress>& listen_addresses() const {
+    return listeners_.addresses();
+  }
   // Every rank's addresses, indexed by rank, each list in the order to try them (not empty);
   // call before any post.
   void set_peer_candidates(std::vector<std::vector<util::SocketAddress>> candidates);
@@ -216,10 +222,6 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
     util::Mutex stripe_mutex;
     // The extra connections it opened to us (index 1 up), set under mutex_.
     std::atomic<TcpConnection*> in_streams[kMaxStripes] = {};
-  };
-  struct Listener {
-    util::Fd fd;
-    util::SocketAddress address;  // with the real port
   };
 
   // --- peers' addresses (no lock held) ---
@@ -331,11 +333,13 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
   void broadcast_control(FrameKind kind, uint64_t context, uint64_t tag, const std::string& text,
                          int except_peer);
 
-  // --- event loop ---
-  void run_loop();
+  // --- event loop (EpollLoop::Handler) ---
+  int next_wait_ms() override;
+  void on_event(void* tag, uint32_t events) override;
+  void after_batch() override;
   // A connection acceptor_ took: watched until its hello names a rank (or it proves a stranger).
   void adopt_incoming(util::Fd fd, const util::SocketAddress& address);
-  void on_event(TcpConnection* connection, uint32_t events);
+  void on_connection_event(TcpConnection* connection, uint32_t events);
   void on_connected(TcpConnection* connection);
   void on_writable(TcpConnection* connection);
   // Reads what the connection holds on the event loop; a connection that ended is lost.
@@ -447,11 +451,12 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
 
   TcpPathOptions options_;
   StreamedArrivalEvents& events_;
-  std::vector<Listener> listeners_;  // never resized after construction: epoll points into it
-  const Listener* listener_of(const void* tag) const;
-  util::Fd epoll_fd_;
-  util::Acceptor acceptor_;  // event loop only, but for add() in the constructor
-  util::Fd wake_fd_;
+  EpollLoop event_loop_;
+  TcpListeners listeners_;
+  // What listeners_ hands each connection it accepts to.
+  const TcpListeners::Take adopt_incoming_ = [this](util::Fd fd, const util::SocketAddress& from) {
+    adopt_incoming(std::move(fd), from);
+  };
   PeerLookup peer_lookup_;  // set before any post
 
   // Guards what follows it, and the Peer fields said to be set under it (a nested struct's
@@ -473,8 +478,9 @@ class TcpPath final : public Path, public DepartureWatch, public StreamedReceive
   std::atomic<int> streams_announced_{0};     // streams whose awaited piece was announced
   std::atomic<int> held_dials_{0};            // dials waiting for a peer's proof
   std::atomic<bool> loop_ticks_fast_{false};  // the loop wakes every kLingerMs
-  std::atomic<bool> stop_{false};
-  std::thread loop_;
+  bool loop_fast_this_turn_ = false;          // event loop only: loop_ticks_fast_ at the wait
+  // Bytes this thread read or wrote, in any unit that grows: poll() says whether it moved any.
+  static inline thread_local uint64_t bytes_moved_here_ = 0;
 };
 
 }  // namespace weft::transport

@@ -165,9 +165,7 @@ void TcpPath::resume_parked_connections(std::chrono::steady_clock::time_point no
 
 void TcpPath::parked_message_wanted() {
   if (parked_count_.load() == 0) return;
-  uint64_t one = 1;
-  ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
-  (void)ignored;
+  event_loop_.wake();
 }
 
 std::string TcpPath::what_is_wrong_with(const TcpConnection* connection,

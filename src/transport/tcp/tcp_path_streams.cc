@@ -219,9 +219,7 @@ bool TcpPath::announce_pieces(TcpConnection* first,
                                   " before a message's piece came"));
     } else if (wake && !stream->piece_announced.exchange(true)) {
       streams_announced_.fetch_add(1);
-      uint64_t one = 1;
-      ssize_t ignored = ::write(wake_fd_.get(), &one, sizeof one);
-      (void)ignored;
+      event_loop_.wake();
     }
   }
   return true;
