@@ -4,5 +4,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${WEFT_BUILD_DIR:-$root/build}
 jobs=${WEFT_JOBS:-$(nproc)}
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${WEFT_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+source "$root/scripts/cmake-generator.sh"
+mapfile -t generator < <(cmake_generator_args "$build")
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=${WEFT_BUILD_TYPE:-RelWithDebInfo} \
+  >/dev/null
 cmake --build "$build" -j "$jobs"

@@ -3,7 +3,7 @@
 # nothing that is already there.
 #
 #   install-deps.sh [GROUP...]      (default: cpp)
-#     cpp       the C++ library, weftrun and weft-bench: a compiler, CMake, CLI11, nlohmann-json,
+#     cpp       the C++ library, weftrun and weft-bench: a compiler, CMake, Ninja, CLI11, nlohmann-json,
 #               libcrypto (libssl-dev: HMAC-SHA256 for the job token's challenge-responses)
 #     python    the Python package weft (numpy arrays): Python headers, pybind11, numpy, venv
 #     torch     the torch.distributed backend on Debian's torch 1.13, and the examples' data sets
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 declare -A group_packages=(
-  [cpp]="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libssl-dev"
+  [cpp]="cmake g++ make ninja-build pkg-config libcli11-dev nlohmann-json3-dev libssl-dev"
   [python]="python3-dev pybind11-dev python3-numpy python3-setuptools python3-wheel python3-venv python3-pip"
   [torch]="python3-torch libtorch-dev python3-sklearn"
   [tests]="libgtest-dev libgmock-dev googletest libbenchmark-dev python3-pytest iproute2 python3-matplotlib clang libclang-rt-14-dev openmpi-bin clang-format libfabric-dev"

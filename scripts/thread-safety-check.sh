@@ -27,10 +27,12 @@ fi
 all=${WEFT_TSA_ALL:-0}
 onoff() { [ "$all" = 1 ] && echo ON || echo OFF; }
 started=$(date +%s)
+source "$root/scripts/cmake-generator.sh"
+mapfile -t generator < <(cmake_generator_args "$build")
 mkdir -p "$build"
 # -O0, no debug information: the analysis is the compiler's front end, and code generation only
 # costs time here.
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -DNDEBUG" \
   -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_C_COMPILER="$clangc" "${launcher[@]}" -DWEFT_UNITY_BUILD=OFF \
   -DWEFT_THREAD_SAFETY_ANALYSIS=ON -DWEFT_BUILD_PYTHON=OFF \
