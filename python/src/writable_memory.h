@@ -6,7 +6,7 @@
 // and no waiter to wake. The kernel performs that atomic read-modify-write as the process would,
 // so it fails with EFAULT exactly when the page cannot be written (read-only, PROT_NONE,
 // unmapped), and otherwise leaves the value unchanged: atomic, so a concurrent writer loses
-// nothing. One system call per probe (about 0.35 us); no signal handler, no /proc parsing.
+// nothing. One system call per probe; no signal handler, no /proc parsing.
 //
 // Limits: protection is per page and this probes the first and the last byte of a range only
 // (one probe when they share a page). A single allocation has one protection throughout, so

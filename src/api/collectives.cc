@@ -109,7 +109,7 @@ inline coll::Algorithm pick(const core::Communicator& comm, core::OpKind collect
                             std::size_t bytes, const CollectiveOptions& options,
                             bool equal_blocks = true) {
   // Nothing forced on a group on one host, the common case: the selector's first rule, without
-  // building its input (a tenth of a small call's instructions went into asking it).
+  // building its input, which would be a visible part of a small call.
   if (options.algorithm.empty() && comm.algorithm_setting().empty() &&
       coll::runs_shm_unforced(collective, comm.single_host())) {
     return coll::Algorithm::kShm;

@@ -112,10 +112,10 @@ constexpr std::array kAllReduceCandidates{Algorithm::kRecursiveDoubling, Algorit
 // two its fold moves the whole input once more.
 constexpr std::array kReduceScatterCandidates{Algorithm::kRecursiveHalving, Algorithm::kRing};
 
-// scatter_allgather's modeled gain over binomial is at most a third below 5 ranks, and over
-// TCP on 4 ranks it measured 2x slower at 16 MiB (docs/perf-history.md, section 2; MPICH keeps
-// the binomial tree below 8 processes for the same reason): its p - 1 ring steps each wait
-// for a rank that may not be running.
+// scatter_allgather's modeled gain over binomial is small below 5 ranks, and there its p - 1
+// ring steps each wait for a rank that may not be running, which the model does not price
+// (docs/perf-history.md, section 2; MPICH keeps the binomial tree below 8 processes for the
+// same reason).
 constexpr int kScatterAllgatherMinRanks = 5;
 
 std::span<const Algorithm> allowed_broadcast(int group_size) {

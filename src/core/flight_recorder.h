@@ -50,7 +50,7 @@ class FlightRecorder {
   }
   // begin() for a ring with one writer at a time that numbers its ops itself (index > 0,
   // increasing; a group's collectives use their sequence number): no atomic
-  // read-modify-write, which was a third of an 8-byte collective's recording.
+  // read-modify-write, a visible part of an 8-byte collective's recording.
   uint64_t begin_numbered(uint64_t index, const OpStart& what, int64_t start_ns) {
     if (capacity_ == 0) return 0;
     next_.store(index + 1, std::memory_order_relaxed);

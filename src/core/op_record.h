@@ -47,9 +47,9 @@ struct OpRecord {
 // The steady clock in nanoseconds (what the timeline uses).
 int64_t steady_now_ns();
 // The same clock (CLOCK_MONOTONIC) read coarsely: to the last timer tick (1-4 ms), for a
-// quarter of the cost (about 10 ns instead of 38 on the VMs weft is benchmarked on, where a
-// precise read of two per op was a visible part of an 8-byte all_reduce). What the flight
-// recorder uses when there is no timeline: it says where a rank is, not how fast it went.
+// fraction of a precise read's cost, which two per op would add to an 8-byte all_reduce. What
+// the flight recorder uses when there is no timeline: it says where a rank is, not how fast it
+// went.
 inline int64_t coarse_now_ns() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);

@@ -37,8 +37,8 @@ void shm_broadcast(CollectiveCall& call, void* data, std::size_t bytes, int root
     std::size_t length = std::min(piece, bytes - std::min(bytes, offset));
     if (call.rank() == root && length) {
       // A large broadcast's slot pieces are always streamed in: its output cannot stay in the
-      // cache anyway, and so they were faster at 4 ranks on 2 cores too (16 MiB: 5.5 -> 3.5 ms),
-      // where the group does not learn the kind of slot stores.
+      // cache anyway, so streaming wins wherever the group does not learn the kind of slot
+      // stores (docs/algorithms.md).
       if (bytes >= util::kStreamOutputFrom) {
         util::stream_copy(call.round_slot(length), buffer + offset, length);
       } else {
