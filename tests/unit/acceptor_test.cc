@@ -3,10 +3,8 @@
 // descriptors pausing the listener (not spinning on it) until it has passed.
 #include "util/acceptor.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/descriptors_taken.h"
 #include "util/socket.h"
 
 namespace weft::util {
@@ -93,31 +92,9 @@ TEST_F(AcceptorTest, ATakerThatThrowsLosesThatConnectionOnly) {
   EXPECT_EQ(ended, 1);
 }
 
-// The process's descriptors taken up to a soft limit of 256; the destructor gives them back.
-class EveryDescriptorTaken {
- public:
-  EveryDescriptorTaken() {
-    EXPECT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit_), 0);
-    rlimit low = old_limit_;
-    low.rlim_cur = 256;
-    EXPECT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler_.emplace_back(fd);
-    EXPECT_FALSE(filler_.empty());
-  }
-  ~EveryDescriptorTaken() { give_back(); }
-  void give_back() {
-    filler_.clear();
-    setrlimit(RLIMIT_NOFILE, &old_limit_);
-  }
-
- private:
-  rlimit old_limit_{};
-  std::vector<Fd> filler_;
-};
-
 TEST_F(AcceptorTest, OutOfDescriptorsTheListenerPausesAndThenTakesTheConnection) {
   Fd client = connect_client();
-  EveryDescriptorTaken exhausted;
+  testing::DescriptorsTaken exhausted;
   ASSERT_TRUE(listener_ready(2000ms));
   auto before = std::chrono::steady_clock::now();
   acceptor_.accept_all(listener_.get(), keep_);

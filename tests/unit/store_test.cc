@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "store/store_protocol.h"
+#include "support/descriptors_taken.h"
 #include "support/errors.h"
 #include "support/store_server_process.h"
 #include "support/temp_paths.h"
@@ -407,29 +408,17 @@ std::chrono::microseconds cpu_time() {
 // none to accept it with. The destructor gives them back.
 class DescriptorsTakenUp {
  public:
-  explicit DescriptorsTakenUp(int port) {
-    EXPECT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit_), 0);
-    rlimit low = old_limit_;
-    low.rlim_cur = 256;
-    EXPECT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-    for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler_.emplace_back(fd);
-    EXPECT_FALSE(filler_.empty());
-    if (!filler_.empty()) filler_.pop_back();
+  explicit DescriptorsTakenUp(int port) : taken_(/*spare=*/1) {
     client_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     EXPECT_TRUE(client_.valid());
     auto address = util::resolve("127.0.0.1", port);
     EXPECT_EQ(::connect(client_.get(), address.raw(), address.length), 0);
   }
-  ~DescriptorsTakenUp() { give_back(); }
-  void give_back() {
-    filler_.clear();
-    setrlimit(RLIMIT_NOFILE, &old_limit_);
-  }
+  void give_back() { taken_.give_back(); }
   int client() const { return client_.get(); }
 
  private:
-  rlimit old_limit_{};
-  std::vector<util::Fd> filler_;
+  testing::DescriptorsTaken taken_;
   util::Fd client_;
 };
 
