@@ -121,7 +121,7 @@ void TcpPath::take_arrival(TcpConnection* connection, Arrival& arrival) {
 void TcpPath::park(TcpConnection* connection, UnexpectedMessage* message) {
   connection->parked = message;
   connection->parked_since = std::chrono::steady_clock::now();
-  parked_count_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (run_loop)
+  parked_count_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (after_batch)
   {
     util::MutexLock watch_lock(connection->watch_mutex);
     connection->holds_parked = true;

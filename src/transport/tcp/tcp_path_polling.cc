@@ -43,7 +43,7 @@ void TcpPath::stop_polling(const Request* waited_for) {
   // kLingerMs unless a wait took them up).
   peer.lingering = true;
   peer.polled_until = std::chrono::steady_clock::now();
-  lingering_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (run_loop)
+  lingering_.fetch_add(1);  // seq_cst, with the loop's turning to slow ticks (after_batch)
   tick_loop_fast();
 }
 
