@@ -14,4 +14,8 @@ extended=(-LE extended)
 if [ "${WEFT_EXTENDED_TESTS:-0}" = 1 ]; then
   extended=()
 fi
-ctest --no-tests=error --output-on-failure -j "${WEFT_TEST_JOBS:-2}" --timeout 1500 "${extended[@]}"
+# One test more than cores by default: many tests spend part of their time waiting (for a
+# timeout to fire, a simulated host's link, a peer process starting), and a core they leave is
+# taken by the next test.
+ctest --no-tests=error --output-on-failure -j "${WEFT_TEST_JOBS:-$(($(nproc) + 1))}" --timeout 1500 \
+  "${extended[@]}"
