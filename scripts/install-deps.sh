@@ -3,8 +3,9 @@
 # nothing that is already there.
 #
 #   install-deps.sh [GROUP...]      (default: cpp)
-#     cpp       the C++ library, weftrun and weft-bench: a compiler, CMake, Ninja, CLI11, nlohmann-json,
-#               libcrypto (libssl-dev: HMAC-SHA256 for the job token's challenge-responses)
+#     cpp       the C++ library, weftrun and weft-bench: a compiler, CMake, Ninja, CLI11,
+#               nlohmann-json, libcrypto (libssl-dev: HMAC-SHA256 for the job token's
+#               challenge-responses)
 #     python    the Python package weft (numpy arrays): Python headers, pybind11, numpy, venv
 #     torch     the torch.distributed backend on Debian's torch 1.13, and the examples' data sets
 #     tests     everything the test command runs: all of the above, GoogleTest, Google Benchmark,

@@ -40,8 +40,8 @@ ci_tiers='^(weft_unit_test|weft_inproc_test|weftrun)$'
 # in-process sweeps that repeat one collective's paths over many sizes and world sizes, and the
 # point-to-point tests whose cost is the size of their buffers. Under TSan their time goes to the
 # kernel, not to the checks: every first write to a page of TSan's shadow memory is a fault that
-# flushes the other cores' TLBs, and on a VM those flushes are expensive (LargeMessage256MiB: 4 s
-# user, 19 s system). One large-data test of each protocol stays in: the single-copy all_to_all
+# flushes the other cores' TLBs, and on a VM those flushes are expensive (docs/RELIABILITY.md,
+# "Where it runs"). One large-data test of each protocol stays in: the single-copy all_to_all
 # (SharedMemoryAllToAllLargeReadsFromTheSenders), all_gather's streamed output
 # (SharedMemoryAllGatherLargeUnevenAndStreamed), broadcast in many rounds, large reductions
 # (ReducingAlgorithms.LargeCount), and every test of a wait, cancel or park in mid-message.
