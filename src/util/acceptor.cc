@@ -20,7 +20,10 @@ bool is_routine(int error) { return error == EAGAIN || error == EINTR || error =
 }  // namespace
 
 Acceptor::Acceptor(int epoll_fd, Subsys subsys, std::string who)
-    : epoll_fd_(epoll_fd), who_(std::move(who)), warnings_(subsys, std::chrono::seconds(5)) {}
+    : epoll_fd_(epoll_fd),
+      who_(std::move(who)),
+      warnings_(subsys, std::chrono::seconds(5)),
+      shortages_(subsys, std::chrono::seconds(5)) {}
 
 void Acceptor::add(int listen_fd, epoll_data_t data) {
   listeners_.push_back(Listener{listen_fd, data});
@@ -79,7 +82,7 @@ void Acceptor::pause(int error) {
   if (std::exchange(short_, true)) return;
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  warnings_.warn([&] {
+  shortages_.warn([&] {
     return who_ + " cannot accept a connection: " + strerror(error) + " (this process may open " +
            std::to_string(limit.rlim_cur) +
            " file descriptors, RLIMIT_NOFILE: `ulimit -n`); retrying every " +

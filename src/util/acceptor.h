@@ -75,8 +75,10 @@ class Acceptor {
   std::vector<Listener> listeners_;
   std::optional<Clock::time_point> paused_until_;
   bool short_ = false;  // warned about the current shortage; cleared by the next accept
-  // Connections from anyone, so their troubles must not flood the log.
+  // Connections from anyone, so their troubles must not flood the log. Shortages have their
+  // own limiter, so that a connection's trouble just before cannot silence a shortage's warning.
   WarningLimiter warnings_;
+  WarningLimiter shortages_;
 };
 
 }  // namespace weft::util
